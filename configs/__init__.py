@@ -1,0 +1,1 @@
+"""Example scenarios; shipped inside the package as recompile_probe.configs (see pyproject)."""

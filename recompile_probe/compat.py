@@ -1,0 +1,219 @@
+"""Every private torch API the tool reads, feature-detected in one place.
+
+Dynamo's internals move between releases. Each accessor here returns ``None`` (or does nothing)
+when its API is missing, and the figure it feeds reads ``n/a``: the tool never crashes on an
+older or newer torch, and never guesses a number.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any, Callable, Iterator
+
+import torch
+
+METRICS_LOGGER = "torch._utils_internal"
+RECOMPILES_LOGGER = "torch._dynamo.guards.__recompiles"
+RECOMPILES_ARTIFACT = "recompiles"
+
+
+def _dynamo_utils() -> Any:
+    return getattr(torch._dynamo, "utils", None)
+
+
+# --- compilation metrics --------------------------------------------------------------------------
+
+def metrics_available() -> bool:
+    utils = _dynamo_utils()
+    return utils is not None and hasattr(utils, "get_compilation_metrics")
+
+
+def get_metrics() -> list[Any]:
+    utils = _dynamo_utils()
+    return list(utils.get_compilation_metrics()) if metrics_available() else []
+
+
+def clear_metrics() -> None:
+    utils = _dynamo_utils()
+    if utils is not None and hasattr(utils, "clear_compilation_metrics"):
+        utils.clear_compilation_metrics()
+
+
+def metric(record: Any, name: str) -> Any:
+    return getattr(record, name, None)
+
+
+def is_frame_compile(record: Any) -> bool:
+    """A Dynamo frame compilation, not a backward or runtime (autotune) record."""
+    return metric(record, "is_runtime") is not True and metric(record, "is_forward") is not False
+
+
+@contextlib.contextmanager
+def metrics_stream(on_record: Callable[[Any], None]) -> Iterator[bool]:
+    """Call ``on_record`` with every CompilationMetrics as Dynamo logs it.
+
+    Yields False when this torch has no such log (the caller then reads the metrics deque).
+    The user's view of the logger is kept: it propagates exactly as before, and INFO records reach
+    their handlers only if their level already let INFO through.
+    """
+    internal = getattr(torch, "_utils_internal", None)
+    config = getattr(torch._dynamo, "config", None)
+    if internal is None or not hasattr(internal, "log_compilation_event") or \
+            not hasattr(config, "log_compilation_metrics"):
+        yield False
+        return
+    logger = logging.getLogger(METRICS_LOGGER)
+    user_saw_info = logger.isEnabledFor(logging.INFO)
+    old_level, old_propagate = logger.level, logger.propagate
+
+    class _Handler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.args and isinstance(record.args, tuple):
+                payload = record.args[0]
+                if hasattr(payload, "compile_id"):
+                    on_record(payload)
+
+    handler = _Handler(logging.INFO)
+    logger.addHandler(handler)
+    if not user_saw_info:
+        logger.setLevel(logging.INFO)
+        logger.propagate = False  # INFO records the user never saw stay unseen
+    try:
+        with config.patch(log_compilation_metrics=True):
+            yield True
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+        logger.propagate = old_propagate
+
+
+# --- recompile reasons (the torch._logging "recompiles" artifact) ----------------------------------
+
+@contextlib.contextmanager
+def recompiles_stream(on_message: Callable[[str], None]) -> Iterator[bool]:
+    """Capture the recompiles artifact in-process (no TORCH_LOGS), leaving user logging as it was."""
+    internal = getattr(getattr(torch, "_logging", None), "_internal", None)
+    state = getattr(internal, "log_state", None)
+    if state is None or not hasattr(state, "artifact_names"):
+        yield False
+        return
+    logger = logging.getLogger(RECOMPILES_LOGGER)
+    was_enabled = RECOMPILES_ARTIFACT in state.artifact_names
+    old_level, old_propagate = logger.level, logger.propagate
+
+    class _Handler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            on_message(record.getMessage())
+
+    handler = _Handler(logging.DEBUG)
+    logger.addHandler(handler)
+    if not was_enabled:
+        state.artifact_names.add(RECOMPILES_ARTIFACT)
+        logger.setLevel(logging.DEBUG)
+        logger.propagate = False  # the user did not ask for these on stderr
+    try:
+        yield True
+    finally:
+        logger.removeHandler(handler)
+        if not was_enabled:
+            state.artifact_names.discard(RECOMPILES_ARTIFACT)
+        logger.setLevel(old_level)
+        logger.propagate = old_propagate
+
+
+# --- cache entries and guard trees ----------------------------------------------------------------
+
+def cache_entries(code: Any) -> list[Any] | None:
+    """Cache entries of a code object, most recently used first; None if this torch hides them."""
+    eval_frame = getattr(torch._dynamo, "eval_frame", None)
+    getter = getattr(eval_frame, "_debug_get_cache_entry_list", None)
+    if getter is None:
+        return None
+    try:
+        return list(getter(code))
+    except Exception:  # noqa: BLE001 - a private API; its failure means "n/a", not a crash
+        return None
+
+
+def dynamo_codes() -> list[Any] | None:
+    """Every code object Dynamo was asked to compile since the last reset."""
+    convert_frame = getattr(torch._dynamo, "convert_frame", None)
+    tracker = getattr(convert_frame, "input_codes", None)
+    seen = getattr(tracker, "seen", None)
+    if seen is None:
+        return None
+    return [c for c in (ref() for ref in list(seen)) if c is not None]
+
+
+def entry_compile_id(entry: Any) -> str | None:
+    cid = getattr(entry, "compile_id", None)
+    return None if cid is None else str(cid)
+
+
+def guard_root(entry: Any) -> Any | None:
+    return getattr(getattr(entry, "guard_manager", None), "root", None)
+
+
+def guard_tree_text(entry: Any) -> str | None:
+    manager = getattr(entry, "guard_manager", None)
+    try:
+        return None if manager is None else str(manager)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+# --- isolation ------------------------------------------------------------------------------------
+
+def reset_dynamo() -> None:
+    """Fresh Dynamo state, including what torch._dynamo.reset() leaves behind."""
+    torch._dynamo.reset()
+    clear_metrics()
+    eval_frame = getattr(torch._dynamo, "eval_frame", None)
+    if eval_frame is not None and hasattr(eval_frame, "_EXAMPLE_INPUTS"):
+        eval_frame._EXAMPLE_INPUTS = None  # eager_then_compile would skip its eager call
+    utils = _dynamo_utils()
+    if utils is not None and hasattr(utils, "counters"):
+        utils.counters.clear()
+
+
+@contextlib.contextmanager
+def isolated_caches(backend: str) -> Iterator[None]:
+    """No profile-guided dynamism from earlier runs, and fresh inductor caches."""
+    with contextlib.ExitStack() as stack:
+        config = torch._dynamo.config
+        for name, value in (("automatic_dynamic_local_pgo", False),
+                            ("automatic_dynamic_remote_pgo", False)):
+            if hasattr(config, name):
+                stack.enter_context(config.patch(name, value))
+        if backend == "inductor":
+            import torch._inductor.utils as inductor_utils
+
+            fresh = getattr(inductor_utils, "fresh_cache", None) or \
+                getattr(inductor_utils, "fresh_inductor_cache", None)
+            if fresh is not None:
+                stack.enter_context(fresh())
+        yield
+
+
+def unique_graphs() -> int | None:
+    """Dynamo's own count of graphs handed to a backend (for runs without our counting backend)."""
+    utils = _dynamo_utils()
+    counters = getattr(utils, "counters", None)
+    return None if counters is None else int(counters["stats"]["unique_graphs"])
+
+
+def eager_stance() -> contextlib.AbstractContextManager:
+    """Run torch.compile'd code inside the target eagerly (for the eager reference)."""
+    set_stance = getattr(torch.compiler, "set_stance", None)
+    return set_stance("force_eager") if set_stance is not None else contextlib.nullcontext()
+
+
+def resolve_backend(name: str, mode: str | None, options: dict | None, dynamic: bool | None) -> Any:
+    """The backend torch.compile would build for these arguments."""
+    if name == "inductor" and hasattr(torch, "_TorchCompileInductorWrapper"):
+        # lookup_backend("inductor") would drop mode and options.
+        return torch._TorchCompileInductorWrapper(mode, options, dynamic)
+    from torch._dynamo.backends.registry import lookup_backend
+
+    return lookup_backend(name)

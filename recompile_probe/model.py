@@ -1,0 +1,210 @@
+"""The result records every renderer reads, and their versioned JSON form.
+
+The JSON field names are a contract (README, "JSON report"): add fields, never rename them. A
+figure the installed torch could not provide is ``None`` here, ``null`` in JSON and ``n/a`` in
+tables; it is never guessed. No torch import: saved reports are read back without torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ReportError
+
+SCHEMA_VERSION = 1
+
+#: Per-call events, in the order a reader should expect them.
+EVENTS = ("compile", "recompile", "hit", "error")
+STATUSES = ("ok", "error", "unsupported")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of the compiled target."""
+
+    index: int  #: position in the sequence, from 0
+    batch_size: int
+    event: str  #: compile | recompile | hit | error
+    latency_us: float | None  #: wall time of the call, compile included
+    outputs_match: bool | None  #: equal to eager (assert_close; integers exact); None: not compared
+
+
+@dataclass(frozen=True)
+class CompileEvent:
+    """One Dynamo compilation (one CompilationMetrics record), failed ones included."""
+
+    compile_id: str | None  #: "frame/attempt" as tlparse shows it, e.g. "0/1"
+    function: str | None  #: co_name of the compiled frame
+    call_index: int | None  #: the call that triggered it
+    reason: str | None  #: recompile reason(s) as Dynamo logged them; None for a first compile
+    guard_count: int | None  #: CompilationMetrics.guard_count
+    shape_env_guard_count: int | None  #: CompilationMetrics.shape_env_guard_count
+    graph_op_count: int | None  #: CompilationMetrics.graph_op_count
+    compile_time_ms: float | None  #: CompilationMetrics.dynamo_cumulative_compile_time_us / 1000
+    failed: bool  #: the compile raised (fail_type set)
+    filename: str | None = None
+    line: int | None = None  #: co_firstlineno
+    recompile: bool = False  #: the frame already had a cache entry
+    fail_type: str | None = None
+    fail_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class RunError:
+    type: str  #: exception class name (the root cause where Dynamo wraps one)
+    message: str  #: first line of the message
+    call_index: int | None  #: the call that raised; None when the run failed before any call
+
+
+@dataclass(frozen=True)
+class Run:
+    """One (target, sequence, strategy) probe."""
+
+    target: str
+    sequence_name: str
+    sequence: tuple[int, ...]
+    strategy: str
+    backend: str
+    status: str  #: ok | error | unsupported
+    error: RunError | None
+    graphs: int | None  #: backend graphs, as a CompileCounter counts them
+    compiles: int | None  #: Dynamo compilations (metrics records), failed ones included
+    recompiles: int | None  #: compiles of a frame that already had a cache entry
+    cache_entries: int | None  #: over every frame the run compiled
+    guard_count: int | None  #: metrics guard_count of the newest cache entry
+    shape_env_guard_count: int | None  #: metrics shape_env_guard_count of the newest cache entry
+    leaf_guard_count: int | None  #: leaf guards in the newest entry's guard tree (relational de-duplicated)
+    compile_time_ms: float | None  #: sum over compile events
+    outputs_match: bool | None  #: every compared call matched eager
+    calls: tuple[Call, ...] = ()
+    compile_events: tuple[CompileEvent, ...] = ()
+    steady_state_us: float | None = None  #: median µs/call repeating the last call after the sequence
+    eager_us: float | None = None  #: the same figure for eager
+    strategy_description: str = ""
+    isolation: str = "inline"
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    version: str
+
+
+@dataclass(frozen=True)
+class Environment:
+    torch: str | None
+    python: str
+    platform: str
+
+
+@dataclass(frozen=True)
+class ScenarioRef:
+    name: str
+    path: str | None
+
+
+@dataclass(frozen=True)
+class Report:
+    tool: Tool
+    environment: Environment
+    scenario: ScenarioRef
+    runs: tuple[Run, ...] = ()
+    schema_version: int = SCHEMA_VERSION
+    #: False when the run was interrupted and ``runs`` holds only what finished.
+    complete: bool = True
+
+    def sequences(self) -> list[tuple[str, tuple[int, ...]]]:
+        """(name, batch sizes) in first-seen order."""
+        seen: dict[str, tuple[int, ...]] = {}
+        for run in self.runs:
+            seen.setdefault(run.sequence_name, run.sequence)
+        return list(seen.items())
+
+    def runs_for(self, sequence_name: str) -> list[Run]:
+        return [r for r in self.runs if r.sequence_name == sequence_name]
+
+
+# --- JSON -----------------------------------------------------------------------------------------
+
+def to_dict(report: Report) -> dict[str, Any]:
+    """The JSON-ready form; key order follows the contract."""
+    data = dataclasses.asdict(report)
+    ordered = {"schema_version": data.pop("schema_version")}
+    ordered.update(data)
+    return ordered
+
+
+def to_json(report: Report, indent: int | None = 2) -> str:
+    return json.dumps(to_dict(report), indent=indent) + "\n"
+
+
+def _build(cls: type, data: dict[str, Any], where: str) -> Any:
+    """Build a record, ignoring unknown keys (newer writers) and defaulting optional ones."""
+    if not isinstance(data, dict):
+        raise ReportError(f"{where}: expected an object, got {type(data).__name__}")
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            kwargs[f.name] = data[f.name]
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ReportError(f"{where}: missing field {f.name!r}")
+    return cls(**kwargs)
+
+
+def run_from_dict(data: dict[str, Any], where: str = "run") -> Run:
+    data = dict(data)
+    data["sequence"] = tuple(data.get("sequence", ()))
+    if data.get("error") is not None:
+        data["error"] = _build(RunError, data["error"], f"{where}.error")
+    data["calls"] = tuple(
+        _build(Call, c, f"{where}.calls[{i}]") for i, c in enumerate(data.get("calls", ()))
+    )
+    data["compile_events"] = tuple(
+        _build(CompileEvent, e, f"{where}.compile_events[{i}]")
+        for i, e in enumerate(data.get("compile_events", ()))
+    )
+    return _build(Run, data, where)
+
+
+def from_dict(data: dict[str, Any]) -> Report:
+    if not isinstance(data, dict):
+        raise ReportError("not a recompile-probe report: the top level is not an object")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ReportError(
+            f"unsupported schema_version {version!r} (this recompile-probe reads {SCHEMA_VERSION})"
+        )
+    runs = tuple(run_from_dict(r, f"runs[{i}]") for i, r in enumerate(data.get("runs", ())))
+    return Report(
+        tool=_build(Tool, data.get("tool", {}), "tool"),
+        environment=_build(Environment, data.get("environment", {}), "environment"),
+        scenario=_build(ScenarioRef, data.get("scenario", {}), "scenario"),
+        runs=runs,
+        schema_version=version,
+        complete=data.get("complete", True),
+    )
+
+
+def from_json(text: str, source: str = "report") -> Report:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{source}: not valid JSON ({exc})") from None
+    try:
+        return from_dict(data)
+    except ReportError as exc:
+        raise ReportError(f"{source}: {exc.message}") from None
+
+
+def replace(obj: Any, **changes: Any) -> Any:
+    return dataclasses.replace(obj, **changes)
+
+
+__all__ = [
+    "SCHEMA_VERSION", "EVENTS", "STATUSES", "Call", "CompileEvent", "RunError", "Run", "Tool",
+    "Environment", "ScenarioRef", "Report", "to_dict", "to_json", "from_dict", "from_json",
+    "run_from_dict", "field", "replace",
+]

@@ -1,0 +1,266 @@
+"""One (target, sequence, strategy) probe inside a Recorder -> a ``Run`` record (imports torch).
+
+Per run: fresh Dynamo state, the strategy's config and stance, a counting backend wrapping the real
+one, marks re-applied in eager code before every call, and the recorder listening. Per call: the
+event, the wall latency and the comparison with eager. After the sequence: the cache entries and
+their guard trees, then the steady-state cost (the last call repeated, outside the counts).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from . import compat, guards
+from . import strategies as strategies_mod
+from .errors import EagerFailure
+from .model import Call, CompileEvent, Run, RunError, replace
+from .recorder import Recorder
+from .scenario import Scenario
+from .strategies import Strategy
+from .targets.loader import LoadedTarget
+
+
+class CountingBackend:
+    """Counts the graphs handed to the backend, then delegates (what CompileCounter counts)."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+        self.graphs = 0
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+        self.graphs += 1
+        return self.backend(gm, example_inputs)
+
+
+# --- eager reference ------------------------------------------------------------------------------
+
+@dataclass
+class EagerReference:
+    """Eager outputs per batch size, computed once per sequence and shared by every strategy."""
+
+    outputs: dict[int, Any] = field(default_factory=dict)
+    steady_us: float | None = None
+
+
+def eager_reference(target: LoadedTarget, sequence: tuple[int, ...], repeats: int) -> EagerReference:
+    ref = EagerReference()
+    with compat.eager_stance():
+        for index, batch_size in enumerate(sequence):
+            if batch_size in ref.outputs:
+                continue
+            try:
+                args = target.make_args(batch_size)
+            except Exception as exc:
+                raise EagerFailure(
+                    f"making the inputs for batch size {batch_size} (call {index}) failed: "
+                    f"{type(exc).__name__}: {_first_line(exc)}",
+                    "Check the factory or the tensor specs; pass --debug for the traceback.",
+                ) from exc
+            try:
+                ref.outputs[batch_size] = target.fn(*args)
+            except Exception as exc:
+                raise EagerFailure(
+                    f"the target fails without torch.compile at call {index} (batch size "
+                    f"{batch_size}): {type(exc).__name__}: {_first_line(exc)}",
+                    "Fix the target or its inputs first: no strategy can be judged against a "
+                    "failing eager run. Pass --debug for the traceback.",
+                ) from exc
+        if repeats:
+            args = target.make_args(sequence[-1])
+            ref.steady_us = _median_us(lambda: target.fn(*args), repeats)
+    return ref
+
+
+# --- comparison -----------------------------------------------------------------------------------
+
+def outputs_match(actual: Any, expected: Any, rtol: float | None, atol: float | None) -> bool | None:
+    """assert_close semantics (integers and bools exact); None when the outputs cannot be compared."""
+    try:
+        torch.testing.assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
+        return True
+    except AssertionError:
+        return False
+    except Exception:  # noqa: BLE001 - types assert_close does not know: fall back to ==
+        try:
+            return bool(actual == expected)
+        except Exception:  # noqa: BLE001
+            return None
+
+
+# --- the probe ------------------------------------------------------------------------------------
+
+def _first_line(exc: BaseException | str) -> str:
+    text = str(exc)
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), type(exc).__name__
+                if isinstance(exc, BaseException) else "")
+
+
+def describe_error(exc: BaseException, call_index: int | None) -> RunError:
+    """The root cause where Dynamo wraps one (UserError around GuardOnDataDependentSymNode, ...)."""
+    root = exc
+    seen = {id(exc)}
+    while root.__cause__ is not None and id(root.__cause__) not in seen \
+            and type(root).__module__.startswith("torch."):
+        root = root.__cause__
+        seen.add(id(root))
+    message = _first_line(root) or _first_line(exc)
+    return RunError(type(root).__name__, message, call_index)
+
+
+def _median_us(fn: Callable[[], Any], repeats: int) -> float:
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter_ns()
+        fn()
+        samples.append((time.perf_counter_ns() - start) / 1000.0)
+    return statistics.median(samples)
+
+
+def warm_up(backend: str, mode: str | None = None, options: dict | None = None) -> None:
+    """One throw-away compile, so the first strategy does not pay the process's first compile."""
+    def _warm(x: torch.Tensor) -> torch.Tensor:
+        return (x + 1).sum()
+
+    compat.reset_dynamo()
+    with compat.isolated_caches(backend):
+        fn = torch.compile(_warm, backend=compat.resolve_backend(backend, mode, options, None))
+        fn(torch.ones(3))
+    compat.reset_dynamo()
+
+
+def unsupported_run(scenario: Scenario, target: LoadedTarget, name: str, seq: tuple[int, ...],
+                    strategy: Strategy, why: str) -> Run:
+    return Run(target.name, name, seq, strategy.name, scenario.backend, "unsupported",
+               RunError("Unsupported", why, None), None, None, None, None, None, None, None, None,
+               None, strategy_description=strategy.description)
+
+
+def probe(
+    scenario: Scenario,
+    target: LoadedTarget,
+    sequence_name: str,
+    sequence: tuple[int, ...],
+    strategy: Strategy,
+    reference: EagerReference,
+) -> Run:
+    why = strategies_mod.missing_features(strategy, target_is_compiled=target.compiled is not None)
+    if why is not None:
+        return unsupported_run(scenario, target, sequence_name, sequence, strategy, why)
+
+    compat.reset_dynamo()
+    mark = strategies_mod.marker(strategy)
+    sources = strategies_mod.batch_sources(target.arg_names, target.batch_dims)
+    kwargs, extra_config = strategies_mod.compile_kwargs(strategy, scenario.compile)
+    counter: CountingBackend | None = None
+    graphs_before = compat.unique_graphs()
+    calls: list[Call] = []
+    error: RunError | None = None
+    last_args: tuple | None = None
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(compat.isolated_caches(scenario.backend))
+        for dotted, value in extra_config.items():
+            stack.enter_context(strategies_mod._patched(dotted, value))
+        if strategy.as_is:
+            compiled = target.compiled
+        else:
+            backend = compat.resolve_backend(scenario.backend, scenario.backend_mode,
+                                             dict(scenario.backend_options or {}) or None,
+                                             strategy.dynamic)
+            counter = CountingBackend(backend)
+            compiled = torch.compile(target.fn, backend=counter, **kwargs)
+        stack.enter_context(strategies_mod.applied(strategy, sources))
+        rec = stack.enter_context(Recorder())
+
+        for index, batch_size in enumerate(sequence):
+            args = target.make_args(batch_size)
+            before = len(rec)
+            try:
+                if mark is not None:
+                    mark(args, target.batch_dims)
+                start = time.perf_counter_ns()
+                out = compiled(*args)
+                latency = (time.perf_counter_ns() - start) / 1000.0
+            except Exception as exc:  # the strategy's failure is a finding, not a crash
+                rec.poll()
+                error = describe_error(exc, index)
+                calls.append(Call(index, batch_size, "error", None, None))
+                break
+            rec.poll()
+            new = rec.since(before)
+            event = ("recompile" if any(e.recompile for e in new)
+                     else "compile" if new else "hit")
+            match = outputs_match(out, reference.outputs[batch_size], scenario.rtol, scenario.atol)
+            calls.append(Call(index, batch_size, event, round(latency, 2), match))
+            for i in range(before, len(rec)):
+                rec.events[i] = replace(rec.events[i], call_index=index)
+            last_args = args
+            del out
+
+        events = list(rec.events)
+        graphs = counter.graphs if counter is not None else _delta(compat.unique_graphs(),
+                                                                   graphs_before)
+        entries = guards.all_entries()
+        steady = None
+        if error is None and last_args is not None and scenario.repeats:
+            def again(args: tuple = last_args) -> Any:
+                if mark is not None:
+                    mark(args, target.batch_dims)
+                return compiled(*args)
+
+            again()  # one untimed call: a compile here must not pollute the median
+            steady = round(_median_us(again, scenario.repeats), 2)
+
+    newest = _newest(events, entries, target)
+    newest_event = next((e for e in reversed(events) if newest and e.compile_id == newest.compile_id),
+                        None)
+    compared = [c.outputs_match for c in calls if c.event != "error"]
+    times = [e.compile_time_ms for e in events]
+    return Run(
+        target=target.name,
+        sequence_name=sequence_name,
+        sequence=tuple(sequence),
+        strategy=strategy.name,
+        backend=scenario.backend,
+        status="error" if error else "ok",
+        error=error,
+        graphs=graphs,
+        compiles=len(events) if compat.metrics_available() else None,
+        recompiles=sum(e.recompile for e in events) if compat.metrics_available() else None,
+        cache_entries=None if entries is None else len(entries),
+        guard_count=newest_event.guard_count if newest_event else None,
+        shape_env_guard_count=newest_event.shape_env_guard_count if newest_event else None,
+        leaf_guard_count=newest.leaf_guard_count if newest else None,
+        compile_time_ms=round(sum(times), 3) if times and None not in times else
+        (0.0 if not times else None),
+        outputs_match=None if not compared or None in compared else all(compared),
+        calls=tuple(calls),
+        compile_events=tuple(events),
+        steady_state_us=steady,
+        eager_us=None if reference.steady_us is None else round(reference.steady_us, 2),
+        strategy_description=strategy.description,
+    )
+
+
+def _delta(now: int | None, before: int | None) -> int | None:
+    return None if now is None or before is None else now - before
+
+
+def _newest(events: list[CompileEvent], entries: list[guards.EntryInfo] | None,
+            target: LoadedTarget) -> guards.EntryInfo | None:
+    """The cache entry made by the latest successful compile, preferring the target's own frame."""
+    if not entries:
+        return None
+    by_id = {e.compile_id: e for e in entries}
+    code = getattr(getattr(target.fn, "forward", target.fn), "__code__", None)
+    candidates = [e for e in reversed(events) if not e.failed and e.compile_id in by_id]
+    own = [e for e in candidates if code is not None and e.function == code.co_name
+           and e.filename == code.co_filename]
+    chosen = (own or candidates or [None])[0]
+    return by_id[chosen.compile_id] if chosen else None

@@ -1,0 +1,230 @@
+"""Specialization strategies as data, the built-in presets, and how one is applied.
+
+A strategy is four knobs: torch.compile kwargs, a mark applied to the batch dims of every tensor
+input before each call (in eager code, as the vLLM fix does), config patches, and a stance. A
+scenario can define its own from the same fields (``custom_strategies``). Importing this module
+does not import torch; ``applied`` and ``missing_features`` do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Callable, Iterator, Mapping
+
+#: mark kind -> (module, function). mark_unbacked is not re-exported from torch._dynamo.
+MARKS: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "dynamic": ("torch._dynamo", "mark_dynamic"),
+    "maybe_dynamic": ("torch._dynamo", "maybe_mark_dynamic"),
+    "unbacked": ("torch._dynamo.decorators", "mark_unbacked"),
+    "static": ("torch._dynamo", "mark_static"),
+})
+
+#: Placeholder in a config value, filled with the batch dims as Dynamo sources: "L['x']:0,...".
+BATCH_SOURCES = "{batch_sources}"
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """How the target is compiled and how its inputs are marked."""
+
+    name: str
+    description: str
+    #: torch.compile(dynamic=...): None (automatic), True or False.
+    dynamic: bool | None = None
+    #: Mark applied to each batch dim of each tensor input before every call (see ``MARKS``).
+    mark: str | None = None
+    #: Keyword options for the mark function, e.g. hint_override, min, max, strict.
+    mark_options: Mapping[str, Any] = field(default_factory=dict)
+    #: Dotted config attribute -> value, patched for the run and restored after it.
+    config: Mapping[str, Any] = field(default_factory=dict)
+    #: torch.compiler.set_stance(...) for the run.
+    stance: str | None = None
+    #: Extra torch.compile kwargs (on top of the scenario's ``compile``).
+    compile: Mapping[str, Any] = field(default_factory=dict)
+    #: Run the target exactly as the user decorated it (it must already be torch.compile'd).
+    as_is: bool = False
+
+    def summary(self) -> str:
+        """The knobs in one line, e.g. for `recompile-probe strategies`."""
+        parts = []
+        if self.as_is:
+            return "the target's own torch.compile decoration"
+        parts.append(f"dynamic={self.dynamic}")
+        if self.mark:
+            opts = "".join(f", {k}={v!r}" for k, v in self.mark_options.items())
+            parts.append(f"{MARKS[self.mark][1]}(t, dim{opts})")
+        for key, value in self.config.items():
+            parts.append(f"{key.rsplit('.', 1)[-1]}={value!r}")
+        if self.stance:
+            parts.append(f"stance={self.stance}")
+        for key, value in self.compile.items():
+            parts.append(f"{key}={value!r}")
+        return ", ".join(parts)
+
+
+BUILTINS: Mapping[str, Strategy] = MappingProxyType({s.name: s for s in (
+    Strategy("default", "torch.compile defaults: static first, automatic dynamic after a size "
+             "change (B=1 is still specialized)."),
+    Strategy("static", "dynamic=False: every new batch size compiles again.", dynamic=False),
+    Strategy("dynamic_true", "dynamic=True: symbolic sizes from the first call, but sizes 0 and 1 "
+             "are specialized.", dynamic=True),
+    Strategy("mark_dynamic", "torch._dynamo.mark_dynamic on the batch dims before each call "
+             "(backed: B=1 still specializes).", mark="dynamic"),
+    Strategy("maybe_mark_dynamic", "torch._dynamo.maybe_mark_dynamic on the batch dims (a hint "
+             "that may be specialized away).", mark="maybe_dynamic"),
+    Strategy("mark_unbacked", "torch._dynamo.decorators.mark_unbacked on the batch dims before "
+             "each call, in eager code (the vLLM fix): no 0/1 specialization.", mark="unbacked"),
+    Strategy("unbacked_sources", "torch.compiler.config.unbacked_sources names the batch dims; "
+             "no tensor is marked.",
+             config={"torch.compiler.config.unbacked_sources": BATCH_SOURCES}),
+    Strategy("backed_size_oblivious", "mark_dynamic plus backed_size_oblivious: backed sizes "
+             "reasoned about as if >= 2.", mark="dynamic",
+             config={"torch.fx.experimental._config.backed_size_oblivious": True}),
+    Strategy("auto_unbacked", "automatic dynamic marks changed dims unbacked "
+             "(automatic_dynamic_shapes_mark_as='unbacked').",
+             config={"torch._dynamo.config.automatic_dynamic_shapes_mark_as": "unbacked"}),
+    Strategy("as_is", "the target exactly as decorated by its own torch.compile(...).",
+             as_is=True),
+)})
+
+#: Keys a scenario's ``custom_strategies`` entry may use.
+CUSTOM_KEYS = ("extends", "description", "dynamic", "mark", "mark_options", "config", "stance",
+               "compile")
+
+
+def custom(name: str, spec: Mapping[str, Any], known: Mapping[str, Strategy]) -> Strategy:
+    """A strategy from a scenario's ``custom_strategies`` entry (validated by the scenario)."""
+    base = known[spec["extends"]] if "extends" in spec else Strategy(name, "")
+    changes: dict[str, Any] = {"name": name}
+    for key in CUSTOM_KEYS[1:]:
+        if key in spec:
+            value = spec[key]
+            if key in ("mark_options", "config", "compile"):
+                value = {**getattr(base, key), **value}
+            changes[key] = value
+    if "description" not in spec:
+        changes["description"] = f"custom: {replace(base, **changes).summary()}"
+    return replace(base, **changes)
+
+
+# --- torch side (lazy imports) --------------------------------------------------------------------
+
+def _resolve(dotted: str) -> tuple[Any, str]:
+    module_name, _, attr = dotted.rpartition(".")
+    return importlib.import_module(module_name), attr
+
+
+def missing_features(strategy: Strategy, *, target_is_compiled: bool = False) -> str | None:
+    """Why the installed torch (or the target) cannot run this strategy; None when it can."""
+    if strategy.as_is:
+        return None if target_is_compiled else (
+            "the target is not torch.compile'd, so there is no decoration to run as is")
+    if strategy.mark:
+        module_name, fn_name = MARKS[strategy.mark]
+        try:
+            fn = getattr(importlib.import_module(module_name), fn_name)
+        except (ImportError, AttributeError):
+            return f"{module_name}.{fn_name} does not exist in this torch"
+        params = inspect.signature(fn).parameters
+        unknown = [k for k in strategy.mark_options if k not in params]
+        if unknown:
+            return f"{fn_name}() in this torch has no option {', '.join(unknown)}"
+    for dotted in strategy.config:
+        try:
+            module, attr = _resolve(dotted)
+        except ImportError:
+            return f"config module for {dotted} does not exist in this torch"
+        if not hasattr(module, attr):
+            return f"config {dotted} does not exist in this torch"
+    if strategy.stance:
+        import torch
+
+        if not hasattr(torch.compiler, "set_stance"):
+            return "torch.compiler.set_stance does not exist in this torch"
+    return None
+
+
+def batch_sources(arg_names: list[str | None], batch_dims: Mapping[int, tuple[int, ...]]) -> str:
+    """Dynamo source names of the batch dims, e.g. "L['x']:0,L['values']:0"."""
+    entries = []
+    for index, dims in sorted(batch_dims.items()):
+        name = arg_names[index] if index < len(arg_names) else None
+        if name is None:
+            continue
+        entries.extend(f"{name}:{d}" for d in dims)
+    return ",".join(entries)
+
+
+@contextlib.contextmanager
+def _patched(dotted: str, value: Any) -> Iterator[None]:
+    module, attr = _resolve(dotted)
+    patch = getattr(module, "patch", None)
+    if callable(patch):  # a torch ConfigModule: its own patch restores exactly
+        with patch(attr, value):
+            yield
+        return
+    old = getattr(module, attr)
+    setattr(module, attr, value)
+    try:
+        yield
+    finally:
+        setattr(module, attr, old)
+
+
+@contextlib.contextmanager
+def applied(strategy: Strategy, sources: str) -> Iterator[None]:
+    """Config patches and stance for the duration of one run; always restored."""
+    import torch
+
+    with contextlib.ExitStack() as stack:
+        for dotted, value in strategy.config.items():
+            if value == BATCH_SOURCES:
+                value = sources
+            stack.enter_context(_patched(dotted, value))
+        if strategy.stance:
+            stack.enter_context(torch.compiler.set_stance(strategy.stance))
+        yield
+
+
+def marker(strategy: Strategy) -> Callable[[tuple, Mapping[int, tuple[int, ...]]], None] | None:
+    """A function that marks the batch dims of the tensor arguments, or None for no mark."""
+    if strategy.mark is None:
+        return None
+    import torch
+
+    module_name, fn_name = MARKS[strategy.mark]
+    mark_fn = getattr(importlib.import_module(module_name), fn_name)
+    options = dict(strategy.mark_options)
+
+    def mark(args: tuple, batch_dims: Mapping[int, tuple[int, ...]]) -> None:
+        for index, dims in batch_dims.items():
+            if index < len(args) and isinstance(args[index], torch.Tensor):
+                for dim in dims:
+                    mark_fn(args[index], dim, **options)
+
+    return mark
+
+
+def compile_kwargs(strategy: Strategy, scenario_compile: Mapping[str, Any]) -> tuple[dict, dict]:
+    """(torch.compile kwargs, extra config patches) for this strategy.
+
+    ``recompile_limit`` is a torch.compile kwarg only in recent torch; elsewhere it becomes the
+    equivalent config so a scenario works on both.
+    """
+    import torch
+
+    kwargs = {**scenario_compile, **strategy.compile}
+    kwargs["dynamic"] = strategy.dynamic
+    config: dict[str, Any] = {}
+    if "recompile_limit" in kwargs and "recompile_limit" not in inspect.signature(
+        torch.compile
+    ).parameters:
+        limit = kwargs.pop("recompile_limit")
+        name = ("recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit")
+                else "cache_size_limit")
+        config[f"torch._dynamo.config.{name}"] = limit
+    return kwargs, config

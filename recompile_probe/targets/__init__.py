@@ -1,0 +1,1 @@
+"""Targets: the built-in logprobs ops and the loader for user callables."""
