@@ -164,18 +164,23 @@ def probe(
     last_args: tuple | None = None
 
     with contextlib.ExitStack() as stack:
-        stack.enter_context(compat.isolated_caches(scenario.backend))
-        for dotted, value in extra_config.items():
-            stack.enter_context(strategies_mod._patched(dotted, value))
-        if strategy.as_is:
-            compiled = target.compiled
-        else:
-            backend = compat.resolve_backend(scenario.backend, scenario.backend_mode,
-                                             dict(scenario.backend_options or {}) or None,
-                                             strategy.dynamic)
-            counter = CountingBackend(backend)
-            compiled = torch.compile(target.fn, backend=counter, **kwargs)
-        stack.enter_context(strategies_mod.applied(strategy, sources))
+        try:
+            stack.enter_context(compat.isolated_caches(scenario.backend))
+            for dotted, value in extra_config.items():
+                stack.enter_context(strategies_mod.patched(dotted, value))
+            if strategy.as_is:
+                compiled = target.compiled
+            else:
+                backend = compat.resolve_backend(scenario.backend, scenario.backend_mode,
+                                                 dict(scenario.backend_options or {}) or None,
+                                                 strategy.dynamic)
+                counter = CountingBackend(backend)
+                compiled = torch.compile(target.fn, backend=counter, **kwargs)
+            stack.enter_context(strategies_mod.applied(strategy, sources))
+        except Exception as exc:  # e.g. a bad compile kwarg or config value in the scenario
+            failed = describe_error(exc, None)
+            return replace(unsupported_run(scenario, target, sequence_name, sequence, strategy,
+                                           failed.message), status="error", error=failed)
         rec = stack.enter_context(Recorder())
 
         for index, batch_size in enumerate(sequence):

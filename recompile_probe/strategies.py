@@ -160,7 +160,7 @@ def batch_sources(arg_names: list[str | None], batch_dims: Mapping[int, tuple[in
 
 
 @contextlib.contextmanager
-def _patched(dotted: str, value: Any) -> Iterator[None]:
+def patched(dotted: str, value: Any) -> Iterator[None]:
     module, attr = _resolve(dotted)
     patch = getattr(module, "patch", None)
     if callable(patch):  # a torch ConfigModule: its own patch restores exactly
@@ -184,7 +184,7 @@ def applied(strategy: Strategy, sources: str) -> Iterator[None]:
         for dotted, value in strategy.config.items():
             if value == BATCH_SOURCES:
                 value = sources
-            stack.enter_context(_patched(dotted, value))
+            stack.enter_context(patched(dotted, value))
         if strategy.stance:
             stack.enter_context(torch.compiler.set_stance(strategy.stance))
         yield

@@ -1,0 +1,90 @@
+"""Verdicts and derived facts: pure functions over result records (no torch)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .model import Run
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One recompile, placed in the sequence."""
+
+    strategy: str
+    call_index: int
+    batch_before: int | None
+    batch_after: int
+    reason: str | None
+    compile_id: str | None
+
+
+def eligible(run: Run) -> bool:
+    """A run that can win: it finished, and its outputs did not differ from eager."""
+    return run.status == "ok" and run.outputs_match is not False and run.compiles is not None
+
+
+def _key(run: Run) -> tuple[float, float, float]:
+    inf = math.inf
+    return (run.compiles if run.compiles is not None else inf,
+            run.guard_count if run.guard_count is not None else inf,
+            run.steady_state_us if run.steady_state_us is not None else inf)
+
+
+def best(runs: list[Run]) -> Run | None:
+    """Fewest compiles, then fewest guards, then the lowest steady-state cost; errors excluded."""
+    candidates = [r for r in runs if eligible(r)]
+    return min(candidates, key=_key) if candidates else None
+
+
+def transitions(run: Run) -> list[Transition]:
+    out = []
+    for event in run.compile_events:
+        if not event.recompile or event.call_index is None:
+            continue
+        i = event.call_index
+        before = run.sequence[i - 1] if i > 0 else None
+        out.append(Transition(run.strategy, i, before, run.sequence[i], event.reason,
+                              event.compile_id))
+    return out
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def verdict(sequence_name: str, runs: list[Run]) -> str:
+    """One line: the winner and why, who recompiled, who failed."""
+    seq = runs[0].sequence if runs else ()
+    head = f"{sequence_name} {list(seq)}: "
+    winner = best(runs)
+    if winner is None:
+        return head + "no strategy finished with outputs matching eager."
+    ties = [r for r in runs if eligible(r) and r.compiles == winner.compiles]
+    parts = [f"{winner.strategy} wins with {plural(winner.compiles, 'compile')}"]
+    detail = []
+    if winner.guard_count is not None:
+        detail.append(f"{plural(winner.guard_count, 'guard')}")
+    if winner.steady_state_us is not None:
+        detail.append(f"{winner.steady_state_us:.1f} µs/call")
+    if detail:
+        parts[0] += f" ({', '.join(detail)})"
+    others = [r.strategy for r in ties if r is not winner]
+    if others:
+        parts.append(f"also {plural(winner.compiles, 'compile')}: {', '.join(others)}")
+    recompiling = [r for r in runs if r.recompiles]
+    if recompiling:
+        first = transitions(recompiling[0])
+        where = ""
+        if first and first[0].batch_before is not None:
+            where = f" (first at call {first[0].call_index}, B {first[0].batch_before} → " \
+                    f"{first[0].batch_after})"
+        parts.append(f"recompile: {', '.join(r.strategy for r in recompiling)}{where}")
+    mismatched = [r.strategy for r in runs if r.status == "ok" and r.outputs_match is False]
+    if mismatched:
+        parts.append(f"outputs differ from eager: {', '.join(mismatched)}")
+    failed = [r.strategy for r in runs if r.status == "error"]
+    if failed:
+        parts.append(f"error: {', '.join(failed)}")
+    return head + "; ".join(parts) + "."

@@ -1,0 +1,292 @@
+"""The command line: flags -> library calls; errors -> messages and exit codes.
+
+Nothing here imports torch at import time, so `--help`, `--version`, `targets`, `strategies` and
+`render` stay fast and work without torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Iterator, Optional
+
+import typer
+from rich.console import Console
+
+from . import __version__
+from .errors import ExitCode, ProbeError, UsageError
+
+app = typer.Typer(
+    name="recompile-probe",
+    help="Find, explain and prevent torch.compile (Dynamo) recompilations.\n\n"
+         "Drives a target through batch-size sequences under each specialization strategy and "
+         "compares compiles, recompiles, guards, compile time, per-call cost and correctness.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+err = Console(stderr=True, highlight=False)
+
+COUNTS_HELP = (
+    "Columns: compiles = Dynamo compilations (metrics records, failed ones included); "
+    "recompiles = compiles of a frame that already had a cache entry; graphs = graphs handed to "
+    "the backend (what a CompileCounter counts); guards / shape guards = guard_count / "
+    "shape_env_guard_count of the newest cache entry; µs/call = median of the last call repeated "
+    "after the sequence (marks included)."
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"recompile-probe {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """Find, explain and prevent torch.compile (Dynamo) recompilations."""
+
+
+@contextlib.contextmanager
+def _errors(debug: bool) -> Iterator[None]:
+    """User mistakes -> one paragraph and exit 2/3; our own bugs -> exit 3 (traceback with --debug)."""
+    try:
+        yield
+    except ProbeError as exc:
+        if debug:
+            err.print_exception()
+        err.print(f"[bold red]error:[/] {exc.message}", markup=True, soft_wrap=True)
+        if exc.remedy:
+            err.print(f"  {exc.remedy}", soft_wrap=True)
+        raise typer.Exit(int(exc.exit_code)) from None
+    except (typer.Exit, typer.Abort):
+        raise
+    except Exception as exc:  # noqa: BLE001
+        if debug:
+            err.print_exception()
+        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc}", soft_wrap=True)
+        if not debug:
+            err.print("  Re-run with --debug for the traceback, and please report it.")
+        raise typer.Exit(int(ExitCode.TARGET_OR_INTERNAL)) from None
+
+
+def _csv(value: str | None, what: str) -> list[str] | None:
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise UsageError(f"{what}: expected a comma-separated list, got {value!r}")
+    return items
+
+
+def _sizes(value: str | None) -> list[int] | None:
+    items = _csv(value, "--sequence")
+    if items is None:
+        return None
+    try:
+        sizes = [int(v) for v in items]
+    except ValueError:
+        raise UsageError(f"--sequence: batch sizes are integers, got {value!r}",
+                         "e.g. --sequence 1,2,8") from None
+    if any(s < 0 for s in sizes):
+        raise UsageError(f"--sequence: batch sizes cannot be negative, got {value!r}")
+    return sizes
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write whole or not at all: a reader never sees half a report."""
+    path = path.expanduser()
+    if path.parent and not path.parent.exists():
+        raise UsageError(f"--output: folder {str(path.parent)!r} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=path.parent or Path("."), prefix=f".{path.name}.",
+                               suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def emit(report: object, fmt: str, output: Path | None) -> None:
+    """The report to --output (atomically) or stdout; never both, never half."""
+    from .render import render
+
+    if output is not None:
+        write_atomic(output, render(report, fmt, color=False, width=120))
+        err.print(f"report written to {output}")
+        return
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+    sys.stdout.write(render(report, fmt, color=color, width=width))
+    sys.stdout.flush()
+
+
+FORMAT_OPTION = typer.Option("table", "--format", "-f", help="table | json | markdown")
+
+
+def _check_format(fmt: str) -> None:
+    from .render import FORMATS
+
+    if fmt not in FORMATS:
+        from .scenario import suggest
+
+        raise UsageError(f"--format: unknown format {fmt!r}",
+                         suggest(fmt, FORMATS) or f"Formats: {', '.join(FORMATS)}.")
+
+
+@app.command(help="Run a scenario under every strategy and compare them.\n\n" + COUNTS_HELP)
+def run(
+    scenario: Optional[Path] = typer.Argument(
+        None, help="Scenario YAML (default: the built-in configs/logprobs.yaml).",
+        show_default=False),
+    strategies: Optional[str] = typer.Option(
+        None, "--strategies", "-s", help="Comma-separated strategies to run (default: the "
+        "scenario's). See `recompile-probe strategies`."),
+    sequence: Optional[str] = typer.Option(
+        None, "--sequence", help="Ad-hoc batch sizes replacing the scenario's, e.g. 1,2,8."),
+    backend: Optional[str] = typer.Option(None, "--backend", "-b",
+                                          help="eager | aot_eager | inductor"),
+    fmt: str = FORMAT_OPTION,
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Write the report to FILE (atomically) instead of stdout."),
+    isolate: str = typer.Option("inline", "--isolate",
+                                help="inline (one process) | process (a fresh process per "
+                                "strategy)"),
+    timeout: Optional[float] = typer.Option(
+        None, "--timeout", help="Seconds per strategy with --isolate process; past it the "
+        "strategy's runs are status error."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    with _errors(debug):
+        from . import scenario as scenario_mod
+        from .session import ISOLATION_MODES, run_scenario
+
+        _check_format(fmt)
+        if isolate not in ISOLATION_MODES:
+            raise UsageError(f"--isolate: expected inline or process, got {isolate!r}")
+        if timeout is not None and (isolate != "process" or timeout <= 0):
+            raise UsageError("--timeout needs --isolate process and a positive number of seconds")
+        overrides = {"strategies": _csv(strategies, "--strategies"), "sequence": _sizes(sequence),
+                     "backend": backend}
+        loaded = scenario_mod.with_overrides(scenario_mod.load(scenario), **overrides)
+        with _progress(loaded, quiet) as (on_start, on_run):
+            report = run_scenario(loaded, isolate=isolate, timeout=timeout, overrides=overrides,
+                                  on_start=on_start, on_run=on_run)
+        emit(report, fmt, output)
+        if not quiet and (output is not None or fmt != "table"):
+            from .analysis import verdict
+
+            for name, _ in report.sequences():
+                err.print(verdict(name, report.runs_for(name)), soft_wrap=True)
+        if not report.complete:
+            err.print("[bold red]interrupted[/]: the report holds the runs that finished.")
+            raise typer.Exit(int(ExitCode.INTERRUPTED))
+
+
+@contextlib.contextmanager
+def _progress(scenario: object, quiet: bool) -> Iterator[tuple]:
+    """A progress bar on an interactive stderr, one line per finished run otherwise."""
+    total = len(scenario.strategies) * len(scenario.sequences)  # type: ignore[attr-defined]
+    if quiet:
+        yield None, None
+        return
+    if not err.is_terminal:
+        def line(run: object) -> None:
+            r = run  # a Run
+            figures = (f"{r.compiles} compiles, {r.recompiles} recompiles"
+                       if r.status == "ok" else (r.error.type if r.error else r.status))
+            err.print(f"  {r.sequence_name} / {r.strategy}: {r.status} ({figures})")
+
+        err.print(f"probing {total} runs...")
+        yield None, line
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
+        TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=True) as progress:
+        task = progress.add_task("starting torch", total=total)
+        yield (lambda strategy, seqs: progress.update(task, description=f"{strategy} [{seqs}]"),
+               lambda run: progress.advance(task))
+
+
+@app.command(help="List the built-in targets and their parameters.")
+def targets() -> None:
+    from rich.table import Table
+
+    from .targets.registry import BUILTIN_TARGETS
+
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
+    for header in ("target", "params (defaults)", "what it is"):
+        table.add_column(header, overflow="fold")
+    for t in BUILTIN_TARGETS.values():
+        params = ", ".join(f"{k}={v}" for k, v in t.params.items())
+        table.add_row(t.name, params, t.description)
+    Console(highlight=False).print(table)
+    Console(highlight=False).print(
+        "\nUser targets: package.module:fn or path/to/file.py:fn, with `inputs:` (tensor specs) "
+        "or `factory:` + `batch_dims:` in the scenario.")
+
+
+@app.command(help="List the strategies (built-in, plus a scenario's custom ones).")
+def strategies(
+    scenario: Optional[Path] = typer.Argument(None, help="Also list this scenario's "
+                                              "custom_strategies.", show_default=False),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    with _errors(debug):
+        from rich.table import Table
+
+        from .strategies import BUILTINS
+
+        known = dict(BUILTINS)
+        if scenario is not None:
+            from . import scenario as scenario_mod
+
+            known.update(scenario_mod.load(scenario).custom_strategies)
+        table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
+        for header in ("strategy", "what it does", "knobs"):
+            table.add_column(header, overflow="fold")
+        for s in known.values():
+            table.add_row(s.name, s.description, s.summary())
+        Console(highlight=False).print(table)
+
+
+@app.command(help="Re-render a saved JSON report without running anything (no torch needed).")
+def render(
+    report: Path = typer.Argument(..., help="A JSON report written by `run --format json`."),
+    fmt: str = FORMAT_OPTION,
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    with _errors(debug):
+        from .errors import ReportError
+        from .model import from_json
+
+        _check_format(fmt)
+        try:
+            text = report.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ReportError(f"{report}: cannot read ({exc.strerror or exc})") from None
+        emit(from_json(text, str(report)), fmt, output)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

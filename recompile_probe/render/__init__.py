@@ -1,0 +1,28 @@
+"""Renderers: one module per format, one function each, ``render(report, color=...) -> str``.
+
+They read only result records, so a saved JSON report re-renders without torch or a re-run.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..model import Report
+
+FORMATS = ("table", "json", "markdown")
+
+
+def renderer(fmt: str) -> Callable[..., str]:
+    if fmt == "json":
+        from .json import render
+    elif fmt == "markdown":
+        from .markdown import render
+    elif fmt == "table":
+        from .table import render
+    else:
+        raise ValueError(f"unknown format {fmt!r}")
+    return render
+
+
+def render(report: Report, fmt: str, *, color: bool = False, width: int = 120) -> str:
+    return renderer(fmt)(report, color=color, width=width)

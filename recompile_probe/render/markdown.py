@@ -1,0 +1,52 @@
+"""GitHub-flavoured Markdown (PR comments, job summaries)."""
+
+from __future__ import annotations
+
+from .. import analysis
+from ..model import Report
+from . import cells
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", "<br>")
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def render(report: Report, **_: object) -> str:
+    env = report.environment
+    first = report.runs[0] if report.runs else None
+    out = [f"## recompile-probe: {report.scenario.name}", "",
+           f"target `{first.target if first else cells.NA}` · backend "
+           f"`{first.backend if first else cells.NA}` · torch {env.torch or cells.NA} · "
+           f"recompile-probe {report.tool.version}", ""]
+    if not report.complete:
+        out += ["**Interrupted: only the runs that finished are shown.**", ""]
+    for name, sequence in report.sequences():
+        runs = report.runs_for(name)
+        winner = analysis.best(runs)
+        out += [f"### Sequence `{name}`: B = {' → '.join(map(str, sequence))}", ""]
+        rows = []
+        for run in runs:
+            row = cells.row(run)
+            if run is winner:
+                row = [f"**{c}**" for c in row]
+            rows.append(row + [f"`{cells.timeline(run)}`" if run.calls else ""])
+        out += _table([cells.header(h) for h, _ in cells.COLUMNS] + ["timeline"], rows)
+        out += ["", f"Timeline: {cells.LEGEND}", ""]
+        transitions = [t for run in runs for t in analysis.transitions(run)]
+        if transitions:
+            out += _table(["strategy", "call", "B", "compile id", "reason"], [
+                [t.strategy, str(t.call_index),
+                 f"{'?' if t.batch_before is None else t.batch_before} → {t.batch_after}",
+                 t.compile_id or cells.NA, f"`{cells.reason(t.reason)}`" if t.reason else cells.NA]
+                for t in transitions])
+            out.append("")
+        notes = [line for line in (cells.error_line(r) for r in runs) if line]
+        out += [f"- {_escape(n)}" for n in notes] + ([""] if notes else [])
+        out += [f"**Verdict:** {analysis.verdict(name, runs)}", ""]
+    return "\n".join(out)
