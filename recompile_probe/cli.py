@@ -181,6 +181,10 @@ def run(
             raise UsageError("--timeout needs --isolate process and a positive number of seconds")
         overrides = {"strategies": _csv(strategies, "--strategies"), "sequence": _sizes(sequence),
                      "backend": backend}
+        if debug:
+            from . import probe
+
+            probe.QUIET_TORCH_LOGS = False
         loaded = scenario_mod.with_overrides(scenario_mod.load(scenario), **overrides)
         with _progress(loaded, quiet) as (on_start, on_run):
             report = run_scenario(loaded, isolate=isolate, timeout=timeout, overrides=overrides,

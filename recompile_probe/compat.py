@@ -163,6 +163,18 @@ def guard_tree_text(entry: Any) -> str | None:
         return None
 
 
+@contextlib.contextmanager
+def quiet_torch_logs() -> Iterator[None]:
+    """Silence torch's own log output (the "torch" logger tree) for the duration."""
+    logger = logging.getLogger("torch")
+    old = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(old)
+
+
 # --- isolation ------------------------------------------------------------------------------------
 
 def reset_dynamo() -> None:

@@ -26,6 +26,11 @@ from .strategies import Strategy
 from .targets.loader import LoadedTarget
 
 
+#: Dynamo logs the errors we record (e.g. guard creation failures) at ERROR on stderr; the report
+#: already carries them. `--debug` turns this off.
+QUIET_TORCH_LOGS = True
+
+
 class CountingBackend:
     """Counts the graphs handed to the backend, then delegates (what CompileCounter counts)."""
 
@@ -105,11 +110,21 @@ def describe_error(exc: BaseException, call_index: int | None) -> RunError:
     """The root cause where Dynamo wraps one (UserError around GuardOnDataDependentSymNode, ...)."""
     root = exc
     seen = {id(exc)}
-    while root.__cause__ is not None and id(root.__cause__) not in seen \
-            and type(root).__module__.startswith("torch."):
-        root = root.__cause__
+    # Dynamo's wrappers (UserError, Unsupported, BackendCompilerFailed, ...) raise while handling
+    # the real error, so it may sit in __context__ rather than __cause__.
+    while type(root).__module__.startswith("torch._dynamo"):
+        inner = root.__cause__ or root.__context__
+        if inner is None or id(inner) in seen:
+            break
+        root = inner
         seen.add(id(root))
     message = _first_line(root) or _first_line(exc)
+    # Some messages put the substance in a bullet under a generic first line
+    # (ConstraintViolationError: "Constraints violated (...)!" then "- You marked ...").
+    bullet = next((ln.strip()[2:] for ln in str(root).splitlines() if ln.strip().startswith("- ")),
+                  None)
+    if bullet:
+        message = f"{message} {bullet}"
     return RunError(type(root).__name__, message, call_index)
 
 
@@ -181,6 +196,8 @@ def probe(
             failed = describe_error(exc, None)
             return replace(unsupported_run(scenario, target, sequence_name, sequence, strategy,
                                            failed.message), status="error", error=failed)
+        if QUIET_TORCH_LOGS:
+            stack.enter_context(compat.quiet_torch_logs())
         rec = stack.enter_context(Recorder())
 
         for index, batch_size in enumerate(sequence):

@@ -1,0 +1,56 @@
+"""Shared helpers. Counts are checked against torch's own CompileCounter, never against mocks."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def write_scenario(tmp_path):
+    """Write a scenario YAML into tmp_path (next to a copy of the fixture targets)."""
+    (tmp_path / "user_targets.py").write_text((FIXTURES / "user_targets.py").read_text())
+
+    def write(text: str, name: str = "scenario.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text).lstrip())
+        return path
+
+    return write
+
+
+def hand_count(fn, make_args, sequence, *, dynamic=None, mark=None, batch_dims=None,
+               backend="eager", fullgraph=False, config=None):
+    """The vLLM test, by hand: a CompileCounter over the sequence in a fresh Dynamo state.
+
+    Returns (graphs, error type name or None).
+    """
+    import contextlib
+
+    import torch
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    torch._dynamo.reset()
+    counter = CompileCounterWithBackend(backend)
+    compiled = torch.compile(fn, backend=counter, dynamic=dynamic, fullgraph=fullgraph)
+    error = None
+    with contextlib.ExitStack() as stack:
+        for module, attr, value in config or ():
+            stack.enter_context(module.patch(attr, value))
+        for b in sequence:
+            args = make_args(b)
+            if mark is not None:
+                for index, dims in (batch_dims or {}).items():
+                    for d in dims:
+                        mark(args[index], d)
+            try:
+                compiled(*args)
+            except Exception as exc:  # noqa: BLE001
+                error = type(exc).__name__
+                break
+    torch._dynamo.reset()
+    return counter.frame_count, error

@@ -1,0 +1,251 @@
+"""The probe against real torch: every count is checked against an independent CompileCounter."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conftest import hand_count
+from recompile_probe import scenario as scenario_mod
+from recompile_probe.model import to_dict
+from recompile_probe.session import run_scenario
+from recompile_probe.targets import loader
+
+
+def _runs(path, **overrides):
+    scenario = scenario_mod.with_overrides(scenario_mod.load(path), **overrides)
+    report = run_scenario(scenario)
+    return scenario, {(r.sequence_name, r.strategy): r for r in report.runs}, report
+
+
+MARKS = {
+    "mark_dynamic": torch._dynamo.mark_dynamic,
+    "maybe_mark_dynamic": torch._dynamo.maybe_mark_dynamic,
+    "mark_unbacked": torch._dynamo.decorators.mark_unbacked,
+}
+DYNAMIC = {"default": None, "static": False, "dynamic_true": True}
+
+
+def _independent(scenario, run):
+    target = loader.load(scenario)
+    kwargs = {"dynamic": DYNAMIC.get(run.strategy)}
+    if run.strategy in MARKS:
+        kwargs.update(mark=MARKS[run.strategy], batch_dims=target.batch_dims)
+    return hand_count(target.fn, target.make_args, run.sequence,
+                      fullgraph=scenario.compile.get("fullgraph", False), **kwargs)
+
+
+def test_default_scenario_matches_the_vllm_story():
+    scenario, runs, _ = _runs(None, strategies=["default", "dynamic_true", "mark_dynamic",
+                                                "mark_unbacked", "unbacked_sources",
+                                                "backed_size_oblivious"])
+    reason = "tensor 'x' size mismatch at index 0. expected 1, actual 2"
+    for name in ("default", "dynamic_true", "mark_dynamic"):
+        run = runs[("rl", name)]
+        assert (run.compiles, run.recompiles, run.graphs) == (2, 1, 2), name
+        assert [c.event for c in run.calls] == ["compile", "recompile", "hit"]
+        assert reason in run.compile_events[1].reason
+        assert run.compile_events[1].call_index == 1
+    for name in ("mark_unbacked", "unbacked_sources", "backed_size_oblivious"):
+        run = runs[("rl", name)]
+        assert (run.compiles, run.recompiles, run.graphs) == (1, 0, 1), name
+    assert all(r.outputs_match is True and r.status == "ok" for r in runs.values())
+
+
+def test_counts_equal_compilation_metrics_and_cache_entries():
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+    from torch._dynamo.utils import get_compilation_metrics
+
+    from recompile_probe.targets.logprobs import count_greater_than
+
+    _, runs, _ = _runs(None, strategies=["static"], sequence=[1, 2, 8])
+    run = runs[("cli", "static")]
+    # Right after the last run, Dynamo's own records still describe it.
+    metrics = get_compilation_metrics()
+    assert run.compiles == len(metrics) == 3
+    assert [e.compile_id for e in run.compile_events] == [str(m.compile_id) for m in metrics]
+    assert run.guard_count == metrics[-1].guard_count
+    assert run.shape_env_guard_count == metrics[-1].shape_env_guard_count
+    assert run.cache_entries == len(_debug_get_cache_entry_list(count_greater_than)) == 3
+
+
+@pytest.mark.parametrize("strategy", ["default", "static", "dynamic_true", "mark_dynamic",
+                                      "maybe_mark_dynamic", "mark_unbacked"])
+@pytest.mark.parametrize("sequence", [[1, 2, 8], [2, 1, 8], [4, 4, 1, 1, 16]])
+def test_graphs_equal_compile_counter_for_the_seed_op(strategy, sequence):
+    scenario, runs, _ = _runs(None, strategies=[strategy], sequence=sequence)
+    run = runs[("cli", strategy)]
+    assert (run.graphs, None) == _independent(scenario, run)
+
+
+USER = """
+name: user
+target: user_targets.py:{fn}
+{inputs}
+sequences: {{s: [1, 2, 3, 8]}}
+strategies: [default, static, dynamic_true, mark_dynamic, mark_unbacked]
+"""
+PAIR_SPECS = """inputs:
+  - {shape: [B, 8], dtype: float32, fill: randn}
+  - {shape: [B, 1], fill: "randint(0, 5)", dtype: float32}"""
+
+
+@pytest.mark.parametrize("fn, inputs", [
+    ("scale_shift", PAIR_SPECS),
+    ("scale_shift", "factory: user_targets.py:make_pair\nbatch_dims: {0: [0], 1: [0]}"),
+    ("with_graph_break", "inputs:\n  - {shape: [B, 8]}"),
+    ("project", "inputs:\n  - {shape: [B, 16]}"),
+    ("scaled", "inputs:\n  - {shape: [B, 8]}\n  - 0.5"),
+    ("scale_shift", "inputs:\n  - {shape: [B, 8]}\n  - {shape: [8]}"),
+])
+def test_user_callables_match_compile_counter(write_scenario, fn, inputs):
+    path = write_scenario(USER.format(fn=fn, inputs=inputs))
+    scenario, runs, _ = _runs(path)
+    for run in runs.values():
+        graphs, error = _independent(scenario, run)
+        assert run.graphs == graphs, run.strategy
+        assert run.status == ("error" if error else "ok")
+        assert run.outputs_match is True
+
+
+def test_graph_break_counts_graphs_and_compiles_separately(write_scenario):
+    path = write_scenario(USER.format(fn="with_graph_break", inputs="inputs:\n  - {shape: [B, 8]}"))
+    _, runs, _ = _runs(path, strategies=["static"], sequence=[2, 3])
+    run = runs[("cli", "static")]
+    # Two frames (the function and its resume function), each compiled per batch size.
+    assert run.graphs == 4 and run.compiles == 4 and run.recompiles == 2
+    functions = {e.function for e in run.compile_events}
+    assert "with_graph_break" in functions and any(f.startswith("torch_dynamo_resume")
+                                                    for f in functions)
+    assert run.cache_entries == 4
+
+
+def test_dtype_change_recompiles_under_every_strategy(write_scenario):
+    path = write_scenario("""
+        target: user_targets.py:double
+        factory: user_targets.py:make_dtype_switch
+        batch_dims: {0: [0]}
+        sequences: {s: [2, 3]}
+        strategies: [dynamic_true, mark_unbacked]
+    """)
+    scenario, runs, _ = _runs(path)
+    for run in runs.values():
+        assert run.recompiles == 1 and run.graphs == 2
+        assert "dtype" in run.compile_events[1].reason
+        assert run.graphs == _independent(scenario, run)[0]
+
+
+def test_failing_strategy_is_recorded_and_others_still_run(write_scenario):
+    path = write_scenario("""
+        target: user_targets.py:branch_on_batch
+        inputs: [{shape: [B, 8]}]
+        sequences: {s: [1, 2]}
+        compile: {fullgraph: true}
+        strategies: [default, mark_unbacked, min2]
+        custom_strategies:
+          min2: {extends: mark_dynamic, mark_options: {min: 2, max: 1024}}
+    """)
+    scenario, runs, _ = _runs(path)
+    unbacked = runs[("s", "mark_unbacked")]
+    assert unbacked.status == "error"
+    assert unbacked.error.call_index == 0
+    assert "GuardOnDataDependentSymNode" in unbacked.error.type or \
+        "data-dependent" in unbacked.error.message
+    min2 = runs[("s", "min2")]
+    assert min2.status == "error" and min2.error.call_index == 0
+    assert "Constraint" in min2.error.type
+    default = runs[("s", "default")]
+    assert default.status == "ok" and default.graphs == 2
+    graphs, error = hand_count(loader.load(scenario).fn, loader.load(scenario).make_args, [1, 2],
+                               mark=torch._dynamo.decorators.mark_unbacked,
+                               batch_dims={0: (0,)}, fullgraph=True)
+    assert error is not None and unbacked.graphs == graphs
+
+
+def test_as_is_runs_the_users_decoration(write_scenario):
+    path = write_scenario("""
+        target: user_targets.py:decorated
+        inputs: [{shape: [B, 8]}]
+        sequences: {s: [1, 2, 8]}
+        strategies: [as_is, default]
+    """)
+    _, runs, _ = _runs(path)
+    as_is = runs[("s", "as_is")]
+    # dynamic=True as decorated: B=1 specializes, then one dynamic graph.
+    assert (as_is.status, as_is.graphs, as_is.compiles) == ("ok", 2, 2)
+    assert runs[("s", "default")].graphs == 2
+    assert as_is.outputs_match is True
+
+
+def test_unsupported_strategy_is_reported_not_raised(write_scenario):
+    path = write_scenario("""
+        target: user_targets.py:scaled
+        inputs: [{shape: [B, 8]}, 2.0]
+        sequences: {s: [1, 2]}
+        strategies: [future, default]
+        custom_strategies:
+          future: {config: {torch._dynamo.config.no_such_knob_in_this_torch: true}}
+    """)
+    _, runs, _ = _runs(path)
+    assert runs[("s", "future")].status == "unsupported"
+    assert "no_such_knob_in_this_torch" in runs[("s", "future")].error.message
+    assert runs[("s", "default")].status == "ok"
+
+
+def test_config_and_logging_are_restored():
+    import logging
+
+    before = (torch._dynamo.config.automatic_dynamic_shapes_mark_as,
+              torch.fx.experimental._config.backed_size_oblivious,
+              torch.compiler.config.unbacked_sources,
+              logging.getLogger("torch._dynamo.guards.__recompiles").level,
+              logging.getLogger("torch._utils_internal").level,
+              set(torch._logging._internal.log_state.artifact_names))
+    _runs(None, strategies=["auto_unbacked", "backed_size_oblivious", "unbacked_sources"],
+          sequence=[1, 2])
+    after = (torch._dynamo.config.automatic_dynamic_shapes_mark_as,
+             torch.fx.experimental._config.backed_size_oblivious,
+             torch.compiler.config.unbacked_sources,
+             logging.getLogger("torch._dynamo.guards.__recompiles").level,
+             logging.getLogger("torch._utils_internal").level,
+             set(torch._logging._internal.log_state.artifact_names))
+    assert before == after
+
+
+def test_same_matrix_twice_in_one_process_gives_identical_counts():
+    def counts(report):
+        return [(r.strategy, r.sequence_name, r.graphs, r.compiles, r.recompiles, r.cache_entries,
+                 r.guard_count, r.shape_env_guard_count, r.leaf_guard_count,
+                 [c.event for c in r.calls], [e.reason for e in r.compile_events])
+                for r in report.runs]
+
+    _, _, first = _runs(None)
+    _, _, second = _runs(None)
+    assert counts(first) == counts(second)
+
+
+def test_gather_logprobs_pipeline_matches_eager():
+    _, runs, report = _runs(None, strategies=["default", "mark_unbacked"])
+    scenario = scenario_mod.with_overrides(scenario_mod.loads(
+        "target: logprobs.gather_logprobs\nparams: {vocab_size: 256, num_logprobs: 3}\n"
+        "sequences: {rl: [1, 2, 8]}\nstrategies: [default, mark_unbacked]\n"))
+    report = run_scenario(scenario)
+    by = {r.strategy: r for r in report.runs}
+    assert by["default"].graphs == 2 and by["mark_unbacked"].graphs == 1
+    assert all(r.outputs_match for r in report.runs)
+    assert to_dict(report)["runs"][0]["calls"][0]["event"] == "compile"
+
+
+def test_wrong_outputs_are_caught(write_scenario, monkeypatch):
+    """A backend that computes garbage must read DIFFER, not match."""
+    from recompile_probe import compat
+
+    def bad_backend(gm, example_inputs):
+        def run(*args):
+            return [o + 1 if isinstance(o, torch.Tensor) else o for o in gm(*args)]
+        return run
+
+    monkeypatch.setattr(compat, "resolve_backend", lambda *a, **k: bad_backend)
+    _, runs, _ = _runs(None, strategies=["default"], sequence=[2, 3])
+    run = runs[("cli", "default")]
+    assert run.outputs_match is False and [c.outputs_match for c in run.calls] == [False, False]
