@@ -147,6 +147,8 @@ def _parse_yaml(text: str, path: str | None) -> tuple[Any, dict[str, int]]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or "invalid YAML"
+        if exc.context and exc.context_mark is not None and exc.context_mark is not mark:
+            problem += f" ({exc.context} at line {exc.context_mark.line + 1})"
         if "could not determine a constructor" in problem:
             problem = (f"YAML tag {problem.split('tag', 1)[1].strip()} is not allowed "
                        "(scenarios are read with yaml.safe_load: no python tags)")
