@@ -235,7 +235,7 @@ def targets() -> None:
 
     table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
     for header in ("target", "params (defaults)", "what it is"):
-        table.add_column(header, overflow="fold")
+        table.add_column(header, overflow="fold", no_wrap=header == "target")
     for t in BUILTIN_TARGETS.values():
         params = ", ".join(f"{k}={v}" for k, v in t.params.items())
         table.add_row(t.name, params, t.description)
@@ -263,7 +263,7 @@ def strategies(
             known.update(scenario_mod.load(scenario).custom_strategies)
         table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
         for header in ("strategy", "what it does", "knobs"):
-            table.add_column(header, overflow="fold")
+            table.add_column(header, overflow="fold", no_wrap=header == "strategy")
         for s in known.values():
             table.add_row(s.name, s.description, s.summary())
         Console(highlight=False).print(table)

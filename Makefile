@@ -1,0 +1,32 @@
+# Two commands on a fresh clone: `make run` (the default scenario) and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# The torch already present (so nothing multi-GB is downloaded), else the 2.13.0 CPU wheel.
+TORCH_VERSION ?= $(shell $(PY) -c "import torch; print(torch.__version__.split('+')[0])" 2>/dev/null || echo 2.13.0)
+PYTEST_ARGS ?=
+
+.PHONY: install run test bench clean
+
+$(VENV)/.installed: pyproject.toml Makefile
+	$(PY) -m venv $(VENV)
+	@echo "torch==$(TORCH_VERSION)" > $(VENV)/constraints.txt
+	$(BIN)/python -m pip install -q --upgrade pip
+	# torch first and pinned: the project's loose torch>=2.4 must never pull another build.
+	$(BIN)/python -m pip install -q "torch==$(TORCH_VERSION)"
+	$(BIN)/python -m pip install -q -c $(VENV)/constraints.txt -e ".[dev]"
+	@touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(BIN)/recompile-probe run
+
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: install
+	$(BIN)/python benchmarks/cli_overhead.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache *.egg-info

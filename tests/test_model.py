@@ -1,0 +1,71 @@
+"""The result model and its JSON contract."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from recompile_probe import model
+from recompile_probe.errors import ReportError
+
+CONTRACT_RUN_KEYS = {"target", "sequence_name", "sequence", "strategy", "backend", "status",
+                     "error", "graphs", "compiles", "recompiles", "cache_entries", "guard_count",
+                     "shape_env_guard_count", "leaf_guard_count", "compile_time_ms",
+                     "outputs_match", "calls", "compile_events"}
+CONTRACT_CALL_KEYS = {"index", "batch_size", "event", "latency_us", "outputs_match"}
+CONTRACT_EVENT_KEYS = {"compile_id", "function", "call_index", "reason", "guard_count",
+                       "shape_env_guard_count", "graph_op_count", "compile_time_ms", "failed"}
+
+
+def sample_report() -> model.Report:
+    event = model.CompileEvent("0/1", "f", 1, "0/0: tensor 'x' size mismatch", 9, 1, 2, 12.5,
+                               False, recompile=True)
+    run = model.Run("t", "rl", (1, 2), "default", "eager", "ok", None, 2, 2, 1, 2, 9, 1, 10, 20.0,
+                    True, (model.Call(0, 1, "compile", 100.0, True),
+                           model.Call(1, 2, "recompile", 90.0, True)), (event,))
+    failed = model.Run("t", "rl", (1, 2), "mark_unbacked", "eager", "error",
+                       model.RunError("GuardOnDataDependentSymNode", "Could not guard", 0),
+                       0, 1, 0, 0, None, None, None, 3.0, None)
+    return model.Report(model.Tool("recompile-probe", "0.1.0"),
+                        model.Environment("2.13.0", "3.11.7", "Linux"),
+                        model.ScenarioRef("s", "/x.yaml"), (run, failed))
+
+
+def test_json_round_trips():
+    report = sample_report()
+    assert model.from_json(model.to_json(report)) == report
+
+
+def test_json_carries_the_contract_fields():
+    data = json.loads(model.to_json(sample_report()))
+    assert list(data)[0] == "schema_version" and data["schema_version"] == 1
+    assert set(data["tool"]) == {"name", "version"}
+    assert set(data["environment"]) == {"torch", "python", "platform"}
+    assert set(data["scenario"]) == {"name", "path"}
+    run = data["runs"][0]
+    assert CONTRACT_RUN_KEYS <= set(run)
+    assert CONTRACT_CALL_KEYS <= set(run["calls"][0])
+    assert CONTRACT_EVENT_KEYS <= set(run["compile_events"][0])
+    assert data["runs"][1]["error"] == {"type": "GuardOnDataDependentSymNode",
+                                        "message": "Could not guard", "call_index": 0}
+
+
+def test_unknown_fields_from_newer_writers_are_ignored():
+    data = json.loads(model.to_json(sample_report()))
+    data["runs"][0]["something_new"] = 1
+    data["runs"][0]["calls"][0]["also_new"] = True
+    assert model.from_dict(data).runs[0].graphs == 2
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("{not json", "not valid JSON"),
+    ('{"schema_version": 99}', "unsupported schema_version"),
+    ('{"schema_version": 1, "tool": {"name": "x", "version": "1"}, "environment": '
+     '{"torch": null, "python": "3", "platform": "p"}, "scenario": {"name": "s", "path": null},'
+     ' "runs": [{"target": "t"}]}', "missing field"),
+    ("[]", "not a recompile-probe report"),
+])
+def test_bad_reports_raise_report_errors(text, fragment):
+    with pytest.raises(ReportError, match=fragment):
+        model.from_json(text, "r.json")
