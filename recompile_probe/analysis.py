@@ -25,11 +25,13 @@ def eligible(run: Run) -> bool:
     return run.status == "ok" and run.outputs_match is not False and run.compiles is not None
 
 
-def _key(run: Run) -> tuple[float, float, float]:
-    inf = math.inf
-    return (run.compiles if run.compiles is not None else inf,
-            run.guard_count if run.guard_count is not None else inf,
-            run.steady_state_us if run.steady_state_us is not None else inf)
+def _key(run: Run) -> tuple[float, ...]:
+    def value(x: float | None) -> float:
+        return math.inf if x is None else x
+
+    # "fewest guards": guard_count first, then the symbolic (shape-env) guards it includes.
+    return (value(run.compiles), value(run.guard_count), value(run.shape_env_guard_count),
+            value(run.steady_state_us))
 
 
 def best(runs: list[Run]) -> Run | None:

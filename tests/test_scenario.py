@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from recompile_probe import scenario as scenario_mod
 from recompile_probe.cli import app
 from recompile_probe.errors import ScenarioError
+from recompile_probe.strategies import BUILTINS
 
 GOOD_USER = """\
 target: user_targets.py:scale_shift
@@ -167,7 +168,9 @@ def test_default_scenario_is_embedded():
     s = scenario_mod.load(None)
     assert s.target == "logprobs.count_greater_than"
     assert s.sequences["rl"] == (1, 2, 8)
-    assert "mark_unbacked" in s.strategies and "as_is" in s.strategies
+    assert "mark_unbacked" in s.strategies and "as_is" not in s.strategies
+    assert scenario_mod.loads("target: logprobs.count_greater_than\nsequences: [1]\n").strategies \
+        == tuple(BUILTINS)
 
 
 def test_inputs_parse(write_scenario):
