@@ -68,6 +68,8 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
     detail = []
     if winner.guard_count is not None:
         detail.append(f"{plural(winner.guard_count, 'guard')}")
+    if winner.shape_env_guard_count is not None:
+        detail.append(f"{plural(winner.shape_env_guard_count, 'shape guard')}")
     if winner.steady_state_us is not None:
         detail.append(f"{winner.steady_state_us:.1f} µs/call")
     if detail:

@@ -43,7 +43,7 @@ def render(report: Report, **_: object) -> str:
             out += _table(["strategy", "call", "B", "compile id", "reason"], [
                 [t.strategy, str(t.call_index),
                  f"{'?' if t.batch_before is None else t.batch_before} → {t.batch_after}",
-                 t.compile_id or cells.NA, f"`{cells.reason(t.reason)}`" if t.reason else cells.NA]
+                 t.compile_id or cells.NA, cells.reason(t.reason)]
                 for t in transitions])
             out.append("")
         notes = [line for line in (cells.error_line(r) for r in runs) if line]
