@@ -179,6 +179,8 @@ def run(
             raise UsageError(f"--isolate: expected inline or process, got {isolate!r}")
         if timeout is not None and (isolate != "process" or timeout <= 0):
             raise UsageError("--timeout needs --isolate process and a positive number of seconds")
+        if output is not None and not output.expanduser().parent.is_dir():
+            raise UsageError(f"--output: folder {str(output.expanduser().parent)!r} does not exist")
         overrides = {"strategies": _csv(strategies, "--strategies"), "sequence": _sizes(sequence),
                      "backend": backend}
         if debug:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .errors import EagerFailure, ProbeError, ScenarioError, TargetError, UsageError
-from .model import Environment, Run, RunError, run_from_dict
+from .model import Environment, Run, RunError, figureless_run, replace, run_from_dict
 from .scenario import Scenario
 
 
@@ -106,12 +106,12 @@ class ProcessExecutor:
                 continue
             run = run_from_dict(record["run"])
             done.add(run.sequence_name)
-            yield Run(**{**run.__dict__, "isolation": "process"})
+            yield replace(run, isolation="process")
         return done
 
 
 def _failed_run(scenario: Scenario, strategy: str, name: str, sequence: tuple[int, ...],
                 error: RunError) -> Run:
-    return Run(scenario.target, name, tuple(sequence), strategy, scenario.backend, "error", error,
-               None, None, None, None, None, None, None, None, None,
-               strategy_description=scenario.strategy(strategy).description, isolation="process")
+    return figureless_run(scenario.target, name, sequence, strategy, scenario.backend, "error",
+                          error, description=scenario.strategy(strategy).description,
+                          isolation="process")

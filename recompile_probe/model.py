@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import ReportError
@@ -85,6 +85,15 @@ class Run:
     eager_us: float | None = None  #: the same figure for eager
     strategy_description: str = ""
     isolation: str = "inline"
+
+
+def figureless_run(target: str, sequence_name: str, sequence: tuple[int, ...], strategy: str,
+                   backend: str, status: str, error: RunError, *, description: str = "",
+                   isolation: str = "inline") -> Run:
+    """A run that produced no figures: unsupported, failed before its first call, or lost."""
+    return Run(target, sequence_name, tuple(sequence), strategy, backend, status, error,
+               None, None, None, None, None, None, None, None, None,
+               strategy_description=description, isolation=isolation)
 
 
 @dataclass(frozen=True)
@@ -206,5 +215,5 @@ def replace(obj: Any, **changes: Any) -> Any:
 __all__ = [
     "SCHEMA_VERSION", "EVENTS", "STATUSES", "Call", "CompileEvent", "RunError", "Run", "Tool",
     "Environment", "ScenarioRef", "Report", "to_dict", "to_json", "from_dict", "from_json",
-    "run_from_dict", "field", "replace",
+    "run_from_dict", "replace", "figureless_run",
 ]

@@ -19,7 +19,7 @@ import torch
 from . import compat, guards
 from . import strategies as strategies_mod
 from .errors import EagerFailure
-from .model import Call, CompileEvent, Run, RunError, replace
+from .model import Call, CompileEvent, Run, RunError, figureless_run, replace
 from .recorder import Recorder
 from .scenario import Scenario
 from .strategies import Strategy
@@ -149,11 +149,10 @@ def warm_up(backend: str, mode: str | None = None, options: dict | None = None) 
     compat.reset_dynamo()
 
 
-def unsupported_run(scenario: Scenario, target: LoadedTarget, name: str, seq: tuple[int, ...],
-                    strategy: Strategy, why: str) -> Run:
-    return Run(target.name, name, seq, strategy.name, scenario.backend, "unsupported",
-               RunError("Unsupported", why, None), None, None, None, None, None, None, None, None,
-               None, strategy_description=strategy.description)
+def _figureless(scenario: Scenario, target: LoadedTarget, name: str, seq: tuple[int, ...],
+                strategy: Strategy, status: str, error: RunError) -> Run:
+    return figureless_run(target.name, name, seq, strategy.name, scenario.backend, status, error,
+                          description=strategy.description)
 
 
 def probe(
@@ -166,7 +165,8 @@ def probe(
 ) -> Run:
     why = strategies_mod.missing_features(strategy, target_is_compiled=target.compiled is not None)
     if why is not None:
-        return unsupported_run(scenario, target, sequence_name, sequence, strategy, why)
+        return _figureless(scenario, target, sequence_name, sequence, strategy, "unsupported",
+                           RunError("Unsupported", why, None))
 
     compat.reset_dynamo()
     mark = strategies_mod.marker(strategy)
@@ -193,9 +193,8 @@ def probe(
                 compiled = torch.compile(target.fn, backend=counter, **kwargs)
             stack.enter_context(strategies_mod.applied(strategy, sources))
         except Exception as exc:  # e.g. a bad compile kwarg or config value in the scenario
-            failed = describe_error(exc, None)
-            return replace(unsupported_run(scenario, target, sequence_name, sequence, strategy,
-                                           failed.message), status="error", error=failed)
+            return _figureless(scenario, target, sequence_name, sequence, strategy, "error",
+                               describe_error(exc, None))
         if QUIET_TORCH_LOGS:
             stack.enter_context(compat.quiet_torch_logs())
         rec = stack.enter_context(Recorder())

@@ -87,3 +87,15 @@ def test_fresh_process_hand_count_agrees(write_scenario, tmp_path):
     hand = json.loads(subprocess.run([sys.executable, "-c", script], capture_output=True,
                                      text=True, check=True).stdout.strip().splitlines()[-1])
     assert {k: tuple(v) for k, v in hand.items()} == tool
+
+
+def test_worker_crash_becomes_status_error_and_others_survive(write_scenario):
+    path = write_scenario("""
+        target: user_targets.py:crashes_when_compiled
+        inputs: [{shape: [B, 4]}]
+        sequences: {s: [1, 2]}
+        strategies: [default, static]
+    """)
+    report = run_scenario(scenario_mod.load(path), isolate="process", timeout=120)
+    assert [r.status for r in report.runs] == ["error", "error"]
+    assert all(r.error.type == "WorkerCrashed" and "7" in r.error.message for r in report.runs)
