@@ -167,80 +167,113 @@ def probe(
     if why is not None:
         return _figureless(scenario, target, sequence_name, sequence, strategy, "unsupported",
                            RunError("Unsupported", why, None))
-
     compat.reset_dynamo()
-    mark = strategies_mod.marker(strategy)
-    sources = strategies_mod.batch_sources(target.arg_names, target.batch_dims)
-    kwargs, extra_config = strategies_mod.compile_kwargs(strategy, scenario.compile)
-    counter: CountingBackend | None = None
-    graphs_before = compat.unique_graphs()
-    calls: list[Call] = []
-    error: RunError | None = None
-    last_args: tuple | None = None
-
     with contextlib.ExitStack() as stack:
         try:
-            stack.enter_context(compat.isolated_caches(scenario.backend))
-            for dotted, value in extra_config.items():
-                stack.enter_context(strategies_mod.patched(dotted, value))
-            if strategy.as_is:
-                compiled = target.compiled
-            else:
-                backend = compat.resolve_backend(scenario.backend, scenario.backend_mode,
-                                                 dict(scenario.backend_options or {}) or None,
-                                                 strategy.dynamic)
-                counter = CountingBackend(backend)
-                compiled = torch.compile(target.fn, backend=counter, **kwargs)
-            stack.enter_context(strategies_mod.applied(strategy, sources))
+            compiled, graphs = _setup(stack, scenario, target, strategy)
         except Exception as exc:  # e.g. a bad compile kwarg or config value in the scenario
             return _figureless(scenario, target, sequence_name, sequence, strategy, "error",
                                describe_error(exc, None))
         if QUIET_TORCH_LOGS:
             stack.enter_context(compat.quiet_torch_logs())
-        rec = stack.enter_context(Recorder())
+        driver = _Driver(scenario, target, strategy, compiled, graphs, reference,
+                         stack.enter_context(Recorder()))
+        driver.drive(sequence)
+        entries = guards.all_entries()
+        steady = driver.steady_state()
+    return _summarize(driver, entries, steady, scenario, target, sequence_name, sequence,
+                      strategy, reference)
 
+
+def _setup(stack: contextlib.ExitStack, scenario: Scenario, target: LoadedTarget,
+           strategy: Strategy) -> tuple[Callable, Callable[[], int | None]]:
+    """Enter the strategy's state; return the callable to drive and a graph counter."""
+    kwargs, extra_config = strategies_mod.compile_kwargs(strategy, scenario.compile)
+    stack.enter_context(compat.isolated_caches(scenario.backend))
+    for dotted, value in extra_config.items():
+        stack.enter_context(strategies_mod.patched(dotted, value))
+    if strategy.as_is:
+        # The user's own backend: Dynamo's unique_graphs counter stands in for ours.
+        before = compat.unique_graphs()
+        compiled: Callable = target.compiled  # type: ignore[assignment]
+        graphs: Callable[[], int | None] = lambda: _delta(compat.unique_graphs(), before)  # noqa
+    else:
+        counter = CountingBackend(compat.resolve_backend(
+            scenario.backend, scenario.backend_mode,
+            dict(scenario.backend_options or {}) or None, strategy.dynamic))
+        compiled = torch.compile(target.fn, backend=counter, **kwargs)
+        graphs = lambda: counter.graphs  # noqa: E731
+    stack.enter_context(strategies_mod.applied(
+        strategy, strategies_mod.batch_sources(target.arg_names, target.batch_dims)))
+    return compiled, graphs
+
+
+class _Driver:
+    """Calls the compiled target through a sequence and classifies each call."""
+
+    def __init__(self, scenario: Scenario, target: LoadedTarget, strategy: Strategy,
+                 compiled: Callable, graphs: Callable[[], int | None],
+                 reference: EagerReference, recorder: Recorder) -> None:
+        self.scenario, self.target, self.compiled = scenario, target, compiled
+        self.graphs, self.reference, self.recorder = graphs, reference, recorder
+        self.mark = strategies_mod.marker(strategy)
+        self.metrics_ok = compat.metrics_available()
+        self.calls: list[Call] = []
+        self.events: list[CompileEvent] = []
+        self.error: RunError | None = None
+        self.last_args: tuple | None = None
+        self._graphs_seen = 0
+
+    def _call(self, args: tuple) -> Any:
+        if self.mark is not None:  # in eager code, right before the call (the vLLM placement)
+            self.mark(args, self.target.batch_dims)
+        return self.compiled(*args)
+
+    def drive(self, sequence: tuple[int, ...]) -> None:
         for index, batch_size in enumerate(sequence):
-            args = target.make_args(batch_size)
-            before = len(rec)
+            args = self.target.make_args(batch_size)
+            before = len(self.recorder)
             try:
-                if mark is not None:
-                    mark(args, target.batch_dims)
                 start = time.perf_counter_ns()
-                out = compiled(*args)
-                latency = (time.perf_counter_ns() - start) / 1000.0
+                out = self._call(args)
+                latency: float | None = round((time.perf_counter_ns() - start) / 1000.0, 2)
             except Exception as exc:  # the strategy's failure is a finding, not a crash
-                rec.poll()
-                error = describe_error(exc, index)
-                calls.append(Call(index, batch_size, "error", None, None))
-                break
-            rec.poll()
-            new = rec.since(before)
-            event = ("recompile" if any(e.recompile for e in new)
-                     else "compile" if new else "hit")
-            match = outputs_match(out, reference.outputs[batch_size], scenario.rtol, scenario.atol)
-            calls.append(Call(index, batch_size, event, round(latency, 2), match))
-            for i in range(before, len(rec)):
-                rec.events[i] = replace(rec.events[i], call_index=index)
-            last_args = args
+                self.error = describe_error(exc, index)
+            self.recorder.poll()
+            new = [replace(e, call_index=index) for e in self.recorder.since(before)]
+            self.events.extend(new)
+            if self.error is not None:
+                self.calls.append(Call(index, batch_size, "error", None, None))
+                return
+            match = outputs_match(out, self.reference.outputs[batch_size], self.scenario.rtol,
+                                  self.scenario.atol)
+            self.calls.append(Call(index, batch_size, self._event(new), latency, match))
+            self.last_args = args
             del out
 
-        events = list(rec.events)
-        graphs = counter.graphs if counter is not None else _delta(compat.unique_graphs(),
-                                                                   graphs_before)
-        entries = guards.all_entries()
-        steady = None
-        if error is None and last_args is not None and scenario.repeats:
-            def again(args: tuple = last_args) -> Any:
-                if mark is not None:
-                    mark(args, target.batch_dims)
-                return compiled(*args)
+    def _event(self, new: list[CompileEvent]) -> str:
+        if self.metrics_ok:
+            return "recompile" if any(e.recompile for e in new) else "compile" if new else "hit"
+        # No metrics in this torch: a new backend graph is the only compile signal left.
+        seen, self._graphs_seen = self._graphs_seen, self.graphs() or 0
+        return "hit" if self._graphs_seen == seen else "compile" if not seen else "recompile"
 
-            again()  # one untimed call: a compile here must not pollute the median
-            steady = round(_median_us(again, scenario.repeats), 2)
+    def steady_state(self) -> float | None:
+        """Median µs/call of the last call repeated; compiles here are outside the counts."""
+        if self.error is not None or self.last_args is None or not self.scenario.repeats:
+            return None
+        args = self.last_args
+        self._call(args)  # untimed: a compile here must not pollute the median
+        return round(_median_us(lambda: self._call(args), self.scenario.repeats), 2)
 
+
+def _summarize(driver: _Driver, entries: list[guards.EntryInfo] | None, steady: float | None,
+               scenario: Scenario, target: LoadedTarget, sequence_name: str,
+               sequence: tuple[int, ...], strategy: Strategy, reference: EagerReference) -> Run:
+    events, calls = driver.events, driver.calls
     newest = _newest(events, entries, target)
-    newest_event = next((e for e in reversed(events) if newest and e.compile_id == newest.compile_id),
-                        None)
+    newest_event = next((e for e in reversed(events)
+                         if newest is not None and e.compile_id == newest.compile_id), None)
     compared = [c.outputs_match for c in calls if c.event != "error"]
     times = [e.compile_time_ms for e in events]
     return Run(
@@ -249,17 +282,16 @@ def probe(
         sequence=tuple(sequence),
         strategy=strategy.name,
         backend=scenario.backend,
-        status="error" if error else "ok",
-        error=error,
-        graphs=graphs,
-        compiles=len(events) if compat.metrics_available() else None,
-        recompiles=sum(e.recompile for e in events) if compat.metrics_available() else None,
+        status="error" if driver.error else "ok",
+        error=driver.error,
+        graphs=driver.graphs(),
+        compiles=len(events) if driver.metrics_ok else None,
+        recompiles=sum(e.recompile for e in events) if driver.metrics_ok else None,
         cache_entries=None if entries is None else len(entries),
         guard_count=newest_event.guard_count if newest_event else None,
         shape_env_guard_count=newest_event.shape_env_guard_count if newest_event else None,
         leaf_guard_count=newest.leaf_guard_count if newest else None,
-        compile_time_ms=round(sum(times), 3) if times and None not in times else
-        (0.0 if not times else None),
+        compile_time_ms=None if None in times else round(sum(times), 3),
         outputs_match=None if not compared or None in compared else all(compared),
         calls=tuple(calls),
         compile_events=tuple(events),

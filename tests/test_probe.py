@@ -149,6 +149,8 @@ def test_failing_strategy_is_recorded_and_others_still_run(write_scenario):
     unbacked = runs[("s", "mark_unbacked")]
     assert unbacked.status == "error"
     assert unbacked.error.call_index == 0
+    assert unbacked.compile_events[-1].failed and unbacked.compile_events[-1].call_index == 0
+    assert [c.event for c in unbacked.calls] == ["error"]
     assert "GuardOnDataDependentSymNode" in unbacked.error.type or \
         "data-dependent" in unbacked.error.message
     min2 = runs[("s", "min2")]

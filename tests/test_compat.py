@@ -1,0 +1,68 @@
+"""An older or newer torch without some private API: figures read n/a, nothing crashes.
+
+Real torch runs; only the private attribute under test is removed for the duration.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from recompile_probe import scenario as scenario_mod
+from recompile_probe.render import render
+from recompile_probe.session import run_scenario
+
+
+def _run(**overrides):
+    scenario = scenario_mod.with_overrides(scenario_mod.load(None), strategies=["default"],
+                                           sequence=[1, 2, 8], **overrides)
+    (run,) = run_scenario(scenario).runs
+    return run
+
+
+def test_without_cache_entry_api_guard_tree_figures_are_n_a(monkeypatch):
+    monkeypatch.delattr(torch._dynamo.eval_frame, "_debug_get_cache_entry_list")
+    run = _run()
+    assert run.status == "ok" and run.graphs == 2 and run.compiles == 2
+    assert run.cache_entries is None and run.leaf_guard_count is None
+    assert run.guard_count is None  # "newest entry" cannot be identified without entries
+
+
+def test_without_the_metrics_log_the_deque_is_read(monkeypatch):
+    monkeypatch.delattr(torch._utils_internal, "log_compilation_event")
+    run = _run()
+    assert (run.compiles, run.recompiles, run.graphs) == (2, 1, 2)
+    assert "size mismatch" in run.compile_events[1].reason
+
+
+def test_without_any_metrics_counts_read_n_a(monkeypatch):
+    monkeypatch.delattr(torch._utils_internal, "log_compilation_event")
+    monkeypatch.delattr(torch._dynamo.utils, "get_compilation_metrics")
+    run = _run()
+    assert run.graphs == 2  # the counting backend still works
+    assert run.compiles is None and run.recompiles is None
+    # the per-call event falls back to the only compile signal left: a new backend graph
+    assert [c.event for c in run.calls] == ["compile", "recompile", "hit"]
+
+
+def test_without_the_recompiles_log_reasons_fall_back_to_metrics(monkeypatch):
+    import contextlib
+
+    from recompile_probe import compat
+
+    @contextlib.contextmanager
+    def unavailable(on_message):
+        yield False
+
+    monkeypatch.setattr(compat, "recompiles_stream", unavailable)
+    run = _run()
+    assert run.compile_events[1].reason == "0/0: tensor 'x' size mismatch at index 0. " \
+        "expected 1, actual 2"
+
+
+def test_n_a_figures_render(monkeypatch):
+    monkeypatch.delattr(torch._dynamo.eval_frame, "_debug_get_cache_entry_list")
+    from recompile_probe.model import Environment, Report, ScenarioRef, Tool
+
+    report = Report(Tool("recompile-probe", "0"), Environment(None, "3", "p"),
+                    ScenarioRef("s", None), (_run(),))
+    assert "n/a" in render(report, "table")
