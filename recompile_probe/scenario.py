@@ -11,7 +11,7 @@ import difflib
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import yaml
 
@@ -395,19 +395,14 @@ class _Validator:
         self.expect("strategies", value, list, "a list of strategy names")
         if not value:
             raise self.fail("strategies", "expected at least one strategy")
-        out = []
         for i, name in enumerate(value):
-            key = f"strategies[{i}]"
-            self.expect(key, name, str, "a strategy name")
-            if name == "all":
-                out.extend(n for n in known if n not in out)
-                continue
-            if name not in known:
-                raise self.fail(key, f"unknown strategy {name!r}", suggest(name, known) or
-                                f"Strategies: {', '.join(known)}.")
-            if name not in out:
-                out.append(name)
-        return tuple(out)
+            self.expect(f"strategies[{i}]", name, str, "a strategy name")
+
+        def unknown(i: int, name: str) -> ScenarioError:
+            return self.fail(f"strategies[{i}]", f"unknown strategy {name!r}",
+                             suggest(name, known) or f"Strategies: {', '.join(known)}.")
+
+        return choose_strategies(value, known, unknown)
 
     def custom_strategies(self, value: Any) -> dict[str, Strategy]:
         self.expect("custom_strategies", value, dict, "a mapping of name -> strategy fields")
@@ -572,6 +567,20 @@ class _Validator:
         return out
 
 
+def choose_strategies(names: list[str], known: list[str],
+                      unknown: Callable[[int, str], Exception]) -> tuple[str, ...]:
+    """Names in order, duplicates dropped, "all" expanded; ``unknown`` makes the error to raise."""
+    chosen: list[str] = []
+    for i, name in enumerate(names):
+        if name == "all":
+            chosen.extend(n for n in known if n not in chosen)
+        elif name not in known:
+            raise unknown(i, name)
+        elif name not in chosen:
+            chosen.append(name)
+    return tuple(chosen)
+
+
 def with_overrides(
     scenario: Scenario,
     *,
@@ -583,20 +592,16 @@ def with_overrides(
     changes: dict[str, Any] = {}
     if strategies is not None:
         known = scenario.known_strategies()
-        chosen = []
-        for name in strategies:
-            if name == "all":
-                chosen.extend(n for n in known if n not in chosen)
-                continue
-            if name not in known:
-                raise ScenarioError(f"unknown strategy {name!r}", key="--strategies",
-                                    path=scenario.path,
-                                    remedy=suggest(name, known) or f"Strategies: {', '.join(known)}.")
-            if name not in chosen:
-                chosen.append(name)
+
+        def unknown(i: int, name: str) -> ScenarioError:
+            return ScenarioError(f"unknown strategy {name!r}", key="--strategies",
+                                 path=scenario.path, remedy=suggest(name, known) or
+                                 f"Strategies: {', '.join(known)}.")
+
+        chosen = choose_strategies(strategies, known, unknown)
         if not chosen:
             raise ScenarioError("no strategy given", key="--strategies", path=scenario.path)
-        changes["strategies"] = tuple(chosen)
+        changes["strategies"] = chosen
     if sequence is not None:
         if not sequence or any(b < 0 for b in sequence):
             raise ScenarioError("expected a comma-separated list of non-negative batch sizes",
