@@ -12,7 +12,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Any, Iterator, List, Optional
 
 import typer
 from rich.console import Console
@@ -128,12 +128,11 @@ def emit(report: object, fmt: str, output: Path | None) -> None:
         err.print(f"report written to {output}")
         return
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
-    sys.stdout.write(render(report, fmt, color=color, width=width))
+    sys.stdout.write(render(report, fmt, color=color, width=_width()))
     sys.stdout.flush()
 
 
-FORMAT_OPTION = typer.Option("table", "--format", "-f", help="table | json | markdown")
+FORMAT_OPTION = typer.Option("table", "--format", "-f", help="table | json | markdown | junit")
 
 
 def _check_format(fmt: str) -> None:
@@ -188,7 +187,8 @@ def run(
 
             probe.QUIET_TORCH_LOGS = False
         loaded = scenario_mod.with_overrides(scenario_mod.load(scenario), **overrides)
-        with _progress(loaded, quiet) as (on_start, on_run):
+        total = len(loaded.strategies) * len(loaded.sequences)
+        with _progress(total, quiet) as (on_start, on_run):
             report = run_scenario(loaded, isolate=isolate, timeout=timeout, overrides=overrides,
                                   on_start=on_start, on_run=on_run)
         emit(report, fmt, output)
@@ -203,15 +203,13 @@ def run(
 
 
 @contextlib.contextmanager
-def _progress(scenario: object, quiet: bool) -> Iterator[tuple]:
+def _progress(total: int, quiet: bool) -> Iterator[tuple]:
     """A progress bar on an interactive stderr, one line per finished run otherwise."""
-    total = len(scenario.strategies) * len(scenario.sequences)  # type: ignore[attr-defined]
     if quiet:
         yield None, None
         return
     if not err.is_terminal:
-        def line(run: object) -> None:
-            r = run  # a Run
+        def line(r: Any) -> None:
             figures = (f"{r.compiles} compiles, {r.recompiles} recompiles"
                        if r.status == "ok" else (r.error.type if r.error else r.status))
             err.print(f"  {r.sequence_name} / {r.strategy}: {r.status} ({figures})")
@@ -227,6 +225,121 @@ def _progress(scenario: object, quiet: bool) -> Iterator[tuple]:
         task = progress.add_task("starting torch", total=total)
         yield (lambda strategy, seqs: progress.update(task, description=f"{strategy} [{seqs}]"),
                lambda run: progress.advance(task))
+
+
+@app.command(help="Run scenarios and gate on their budgets (the `expect:` section).\n\n"
+             "Exit 0: every budget holds; 1: a budget is broken or the baseline regressed; "
+             "2: usage or scenario error; 3: a target fails without torch.compile, or an "
+             "internal error. Every violation is reported, not just the first.")
+def check(
+    scenarios: List[Path] = typer.Argument(..., help="Scenario files or directories of them."),
+    strategy: Optional[List[str]] = typer.Option(
+        None, "--strategy", "-s", help="Only these strategies (repeat, or a,b)."),
+    max_recompiles: Optional[int] = typer.Option(
+        None, "--max-recompiles", min=0, help="A budget for every run, over the files' own."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here."),
+    markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write a Markdown summary "
+                                            "here (also appended to $GITHUB_STEP_SUMMARY)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
+    baseline: Optional[Path] = typer.Option(
+        None, "--baseline", help="A JSON report to compare with: more compiles, recompiles, "
+        "graphs or guards than it is a regression (exit 1)."),
+    tolerance: int = typer.Option(0, "--tolerance", min=0, help="Allowed increase per count "
+                                  "before it is a regression."),
+    update_baseline: bool = typer.Option(
+        False, "--update-baseline", help="Rewrite --baseline with this run (accepting its "
+        "changes); created if missing."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    with _errors(debug):
+        from . import check as check_mod
+        from .model import reports_to_json
+        from .render import junit as junit_mod
+        from .render import outcome as outcome_mod
+
+        if update_baseline and baseline is None:
+            raise UsageError("--update-baseline needs --baseline FILE")
+        for flag, path in (("--junit", junit), ("--markdown", markdown), ("--json", json_out),
+                           ("--baseline", baseline)):
+            if path is not None and not path.expanduser().parent.is_dir():
+                raise UsageError(f"{flag}: folder {str(path.expanduser().parent)!r} does not exist")
+        names = [n for item in strategy or () for n in _csv(item, "--strategy") or ()] or None
+        loaded = check_mod.load_all(scenarios, names, max_recompiles)
+        stored = None
+        if baseline is not None and (baseline.exists() or not update_baseline):
+            stored = _read_reports(baseline)
+        total = sum(len(s.strategies) * len(s.sequences) for s in loaded)
+        with _progress(total, quiet) as (on_start, on_run):
+            outcome = check_mod.run_check(loaded, baseline=stored if stored is not None else
+                                          ([] if update_baseline else None),
+                                          tolerance=tolerance, accept_baseline=update_baseline,
+                                          on_start=on_start, on_run=on_run)
+        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        # CI logs have no width: never fold a recompile reason there.
+        width = _width() if sys.stdout.isatty() else 240
+        sys.stdout.write(outcome_mod.render(outcome, color=color, width=width))
+        errors = [(s.name, s.path or "", e.message) for s, e in outcome.failures]
+        if junit is not None:
+            write_atomic(junit, junit_mod.render_many(outcome.reports, errors))
+        md = outcome_mod.markdown(outcome)
+        if markdown is not None:
+            write_atomic(markdown, md)
+        summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary_file:
+            with open(summary_file, "a", encoding="utf-8") as handle:
+                handle.write(md + "\n")
+        if json_out is not None:
+            write_atomic(json_out, reports_to_json(outcome.reports))
+        if update_baseline and baseline is not None and not outcome.failures \
+                and not outcome.interrupted:
+            write_atomic(baseline, reports_to_json(outcome.reports))
+            err.print(f"baseline {baseline} updated")
+        raise typer.Exit(int(outcome.exit_code))
+
+
+def _width() -> int:
+    return shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+
+
+def _read_reports(path: Path) -> list:
+    from .errors import ReportError
+    from .model import reports_from_json
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    return reports_from_json(text, str(path))
+
+
+@app.command(help="Compare two JSON reports side by side (e.g. two torch versions). No torch "
+             "needed, nothing is run.")
+def diff(
+    old: Path = typer.Argument(..., help="The earlier report (or bundle)."),
+    new: Path = typer.Argument(..., help="The later report (or bundle)."),
+    tolerance: int = typer.Option(0, "--tolerance", min=0, help="Allowed increase per count."),
+    fmt: str = typer.Option("table", "--format", "-f", help="table | markdown"),
+    fail_on_regression: bool = typer.Option(False, "--fail-on-regression",
+                                            help="Exit 1 when NEW regressed against OLD."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    with _errors(debug):
+        from . import baseline as baseline_mod
+        from .render import comparison
+
+        if fmt not in ("table", "markdown"):
+            raise UsageError(f"--format: expected table or markdown, got {fmt!r}")
+        pairs = baseline_mod.pair(_read_reports(old), _read_reports(new))
+        if fmt == "markdown":
+            sys.stdout.write(comparison.markdown(pairs, tolerance))
+        else:
+            color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+            sys.stdout.write(comparison.render(pairs, tolerance, color=color, width=_width()))
+        regressed = any(c.kind == "regression" for p in pairs
+                        for c in baseline_mod.changes(p, tolerance))
+        if fail_on_regression and regressed:
+            raise typer.Exit(int(ExitCode.BUDGET))
 
 
 @app.command(help="List the built-in targets and their parameters.")
@@ -271,23 +384,35 @@ def strategies(
         Console(highlight=False).print(table)
 
 
-@app.command(help="Re-render a saved JSON report without running anything (no torch needed).")
+@app.command(help="Re-render a saved JSON report (or a bundle from `check`) without running "
+             "anything; no torch needed.")
 def render(
-    report: Path = typer.Argument(..., help="A JSON report written by `run --format json`."),
+    report: Path = typer.Argument(..., help="A JSON report written by `run`/`check`."),
     fmt: str = FORMAT_OPTION,
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     with _errors(debug):
-        from .errors import ReportError
-        from .model import from_json
-
         _check_format(fmt)
-        try:
-            text = report.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ReportError(f"{report}: cannot read ({exc.strerror or exc})") from None
-        emit(from_json(text, str(report)), fmt, output)
+        reports = _read_reports(report)
+        if len(reports) == 1:
+            emit(reports[0], fmt, output)
+            return
+        from .model import reports_to_json
+        from .render import junit as junit_mod
+        from .render import render as render_one
+
+        if fmt == "json":
+            text = reports_to_json(reports)
+        elif fmt == "junit":
+            text = junit_mod.render_many(reports)
+        else:
+            color = output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+            text = "\n".join(render_one(r, fmt, color=color, width=_width()) for r in reports)
+        if output is not None:
+            write_atomic(output, text)
+        else:
+            sys.stdout.write(text)
 
 
 def main() -> None:

@@ -60,6 +60,17 @@ class RunError:
 
 
 @dataclass(frozen=True)
+class Violation:
+    """A budget of the scenario's `expect:` section (or a CLI flag) that a run broke."""
+
+    budget: str  #: e.g. max_recompiles, outputs_match, status
+    limit: Any
+    actual: Any  #: None when the figure is n/a in this torch (a budget that cannot be verified fails)
+    reasons: tuple[str, ...] = ()  #: recompile reasons, differing calls or the error behind it
+    source: str | None = None  #: where the budget was set: "file.yaml:12" or "--max-recompiles"
+
+
+@dataclass(frozen=True)
 class Run:
     """One (target, sequence, strategy) probe."""
 
@@ -85,6 +96,8 @@ class Run:
     eager_us: float | None = None  #: the same figure for eager
     strategy_description: str = ""
     isolation: str = "inline"
+    #: budgets broken; written by `check`, empty for `run`
+    violations: tuple[Violation, ...] = ()
 
 
 def figureless_run(target: str, sequence_name: str, sequence: tuple[int, ...], strategy: str,
@@ -175,6 +188,11 @@ def run_from_dict(data: dict[str, Any], where: str = "run") -> Run:
         _build(CompileEvent, e, f"{where}.compile_events[{i}]")
         for i, e in enumerate(data.get("compile_events", ()))
     )
+    data["violations"] = tuple(
+        _build(Violation, {**v, "reasons": tuple(v.get("reasons", ()))},
+               f"{where}.violations[{i}]")
+        for i, v in enumerate(data.get("violations", ()))
+    )
     return _build(Run, data, where)
 
 
@@ -198,14 +216,35 @@ def from_dict(data: dict[str, Any]) -> Report:
 
 
 def from_json(text: str, source: str = "report") -> Report:
+    """One report; a bundle of several (written by `check` for several scenarios) is refused."""
+    reports = reports_from_json(text, source)
+    if len(reports) != 1:
+        raise ReportError(f"{source}: holds {len(reports)} reports; expected one")
+    return reports[0]
+
+
+def reports_from_json(text: str, source: str = "report") -> list[Report]:
+    """A single report or a bundle ``{"schema_version": 1, "reports": [...]}``."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReportError(f"{source}: not valid JSON ({exc})") from None
     try:
-        return from_dict(data)
+        if isinstance(data, dict) and "reports" in data and "runs" not in data:
+            if data.get("schema_version") != SCHEMA_VERSION:
+                raise ReportError(f"unsupported schema_version {data.get('schema_version')!r}")
+            return [from_dict(r) for r in data["reports"]]
+        return [from_dict(data)]
     except ReportError as exc:
         raise ReportError(f"{source}: {exc.message}") from None
+
+
+def reports_to_json(reports: list[Report]) -> str:
+    """One report as itself (the `run` format); several as a bundle."""
+    if len(reports) == 1:
+        return to_json(reports[0])
+    return json.dumps({"schema_version": SCHEMA_VERSION,
+                       "reports": [to_dict(r) for r in reports]}, indent=2) + "\n"
 
 
 def replace(obj: Any, **changes: Any) -> Any:
@@ -214,6 +253,7 @@ def replace(obj: Any, **changes: Any) -> Any:
 
 __all__ = [
     "SCHEMA_VERSION", "EVENTS", "STATUSES", "Call", "CompileEvent", "RunError", "Run", "Tool",
+    "Violation", "reports_from_json", "reports_to_json",
     "Environment", "ScenarioRef", "Report", "to_dict", "to_json", "from_dict", "from_json",
     "run_from_dict", "replace", "figureless_run",
 ]

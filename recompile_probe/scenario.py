@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
+from . import budgets as budgets_mod
 from . import strategies as strategies_mod
 from .errors import ScenarioError
 from .strategies import Strategy
@@ -22,7 +23,7 @@ from .targets.registry import BUILTIN_TARGETS
 
 TOP_KEYS = ("name", "description", "target", "params", "inputs", "factory", "batch_dims",
             "sequences", "backend", "compile", "strategies", "custom_strategies", "seed",
-            "repeats", "tolerance")
+            "repeats", "tolerance", "expect")
 BACKENDS = ("eager", "aot_eager", "inductor")
 BACKEND_KEYS = ("name", "mode", "options")
 #: torch.compile kwargs a scenario may set; dynamic and backend belong to strategies and `backend`.
@@ -82,6 +83,8 @@ class Scenario:
     rtol: float | None = None
     atol: float | None = None
     description: str = ""
+    #: the `expect:` section, flattened (see budgets.py)
+    budgets: tuple[budgets_mod.Budget, ...] = ()
     #: dotted key ("sequences.rl") -> line, for errors raised after validation
     lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
 
@@ -248,6 +251,7 @@ class _Validator:
             repeats=self.repeats(data.get("repeats", 20)),
             lines=dict(self.lines),
         )
+        fields["budgets"] = self.budgets(data.get("expect", {}), known, fields["sequences"])
         fields.update(self.backend(data.get("backend", "eager")))
         fields.update(self.tolerance(data.get("tolerance")))
         fields.update(self.inputs(data, builtin is not None))
@@ -369,6 +373,59 @@ class _Validator:
         if "recompile_limit" in value:
             self.expect("compile.recompile_limit", value["recompile_limit"], int, "an integer")
         return dict(value)
+
+    def budgets(self, value: Any, known: list[str],
+                sequences: Mapping[str, Any]) -> tuple[budgets_mod.Budget, ...]:
+        """expect: {STRATEGY|"*": {BUDGET: limit, SEQUENCE|"*": {BUDGET: limit}}}"""
+        self.expect("expect", value, dict, 'a mapping of strategy (or "*") -> budgets')
+        out: list[budgets_mod.Budget] = []
+        for strategy, spec in value.items():
+            key = f"expect.{strategy}"
+            strategy = str(strategy)
+            if strategy != budgets_mod.ANY and strategy not in known:
+                raise self.fail(key, f"unknown strategy {strategy!r}", suggest(strategy, known) or
+                                'Budgets apply to a strategy name or "*" (all).')
+            self.expect(key, spec, dict, "a mapping of budgets, e.g. {max_recompiles: 0}")
+            for name, sub in spec.items():
+                name = str(name)
+                if name in budgets_mod.KEYS:
+                    out.append(self.budget(f"{key}.{name}", strategy, budgets_mod.ANY, name, sub))
+                elif name == budgets_mod.ANY or name in sequences:
+                    skey = f"{key}.{name}"
+                    self.expect(skey, sub, dict, "a mapping of budgets")
+                    for bname, limit in sub.items():
+                        bname = str(bname)
+                        if bname not in budgets_mod.KEYS:
+                            raise self.fail(f"{skey}.{bname}", f"unknown budget {bname!r}",
+                                            suggest(bname, budgets_mod.KEYS) or
+                                            f"Budgets: {', '.join(budgets_mod.KEYS)}.")
+                        out.append(self.budget(f"{skey}.{bname}", strategy, name, bname, limit))
+                else:
+                    choices = [*budgets_mod.KEYS, *sequences]
+                    raise self.fail(f"{key}.{name}", f"{name!r} is neither a budget nor a "
+                                    "sequence of this scenario", suggest(name, choices) or
+                                    f"Budgets: {', '.join(budgets_mod.KEYS)}; sequences: "
+                                    f"{', '.join(sequences)}.")
+        return tuple(out)
+
+    def budget(self, key: str, strategy: str, sequence: str, name: str,
+               limit: Any) -> budgets_mod.Budget:
+        if name in budgets_mod.MAX_KEYS:
+            self.expect(key, limit, int, "a non-negative integer")
+            if limit < 0:
+                raise self.fail(key, f"expected a non-negative integer, got {limit}")
+        elif name == "outputs_match":
+            self.expect(key, limit, bool, "true or false")
+        else:
+            from .model import STATUSES
+
+            self.expect(key, limit, str, f"one of {', '.join(STATUSES)}")
+            if limit not in STATUSES:
+                raise self.fail(key, f"unknown status {limit!r}", suggest(limit, STATUSES) or
+                                f"Statuses: {', '.join(STATUSES)}.")
+        line = self.lines.get(key)
+        source = f"{self.path or '<scenario>'}:{line}" if line else self.path
+        return budgets_mod.Budget(strategy, sequence, name, limit, source)
 
     def repeats(self, value: Any) -> int:
         self.expect("repeats", value, int, "an integer")

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["pytester"]
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 

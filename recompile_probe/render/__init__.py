@@ -9,7 +9,7 @@ from typing import Callable
 
 from ..model import Report
 
-FORMATS = ("table", "json", "markdown")
+FORMATS = ("table", "json", "markdown", "junit")
 
 
 def renderer(fmt: str) -> Callable[..., str]:
@@ -17,6 +17,8 @@ def renderer(fmt: str) -> Callable[..., str]:
         from .json import render
     elif fmt == "markdown":
         from .markdown import render
+    elif fmt == "junit":
+        from .junit import render
     elif fmt == "table":
         from .table import render
     else:

@@ -1,0 +1,95 @@
+"""Budgets (a scenario's `expect:` section and `check`'s flags) and their evaluation. No torch.
+
+A budget applies to one strategy or all ("*"), one sequence or all ("*"). For each key the most
+specific budget wins: strategy+sequence, then strategy, then sequence, then "*"; a command-line
+flag overrides them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
+from . import analysis
+from .model import Run, Violation
+
+#: budget key -> the Run field it caps
+MAX_KEYS: Mapping[str, str] = MappingProxyType({
+    "max_compiles": "compiles",
+    "max_recompiles": "recompiles",
+    "max_graphs": "graphs",
+    "max_guards": "guard_count",
+    "max_shape_env_guards": "shape_env_guard_count",
+})
+EXACT_KEYS = ("outputs_match", "status")
+KEYS = (*MAX_KEYS, *EXACT_KEYS)
+ANY = "*"
+
+
+@dataclass(frozen=True)
+class Budget:
+    strategy: str  #: a strategy name or "*"
+    sequence: str  #: a sequence name or "*"
+    key: str  #: one of KEYS
+    limit: Any
+    source: str | None = None  #: "scenario.yaml:12" or the flag that set it
+    from_flag: bool = False
+
+    @property
+    def rank(self) -> int:
+        return 4 if self.from_flag else 2 * (self.strategy != ANY) + (self.sequence != ANY)
+
+    def applies_to(self, run: Run) -> bool:
+        return self.strategy in (ANY, run.strategy) and self.sequence in (ANY, run.sequence_name)
+
+
+def effective(run: Run, budgets: Iterable[Budget]) -> dict[str, Budget]:
+    """key -> the budget that governs it for this run."""
+    chosen: dict[str, Budget] = {}
+    for budget in budgets:
+        if budget.applies_to(run):
+            held = chosen.get(budget.key)
+            if held is None or budget.rank >= held.rank:
+                chosen[budget.key] = budget
+    return chosen
+
+
+def _recompile_reasons(run: Run) -> tuple[str, ...]:
+    from .render.cells import reason
+
+    return tuple(
+        f"call {t.call_index} (B {'?' if t.batch_before is None else t.batch_before} → "
+        f"{t.batch_after}): {reason(t.reason)}" for t in analysis.transitions(run))
+
+
+def _why(run: Run, key: str) -> tuple[str, ...]:
+    if key == "outputs_match":
+        return tuple(f"call {c.index} (B {c.batch_size}): "
+                     f"{'differs from eager' if c.outputs_match is False else 'not compared'}"
+                     for c in run.calls if c.outputs_match is not True and c.event != "error")
+    if key == "status" and run.error is not None:
+        return (f"{run.error.type}: {run.error.message}",)
+    return _recompile_reasons(run)
+
+
+def evaluate(run: Run, budgets: Iterable[Budget]) -> tuple[Violation, ...]:
+    violations = []
+    for key, budget in effective(run, budgets).items():
+        if key in MAX_KEYS:
+            actual = getattr(run, MAX_KEYS[key])
+            broken = actual is None or actual > budget.limit
+        else:
+            actual = getattr(run, key)
+            broken = actual != budget.limit
+        if broken:
+            violations.append(Violation(key, budget.limit, actual, _why(run, key), budget.source))
+    return tuple(sorted(violations, key=lambda v: KEYS.index(v.budget)))
+
+
+def describe(violation: Violation) -> str:
+    """One line, e.g. "max_recompiles: 1 > 0"."""
+    actual = "n/a" if violation.actual is None else violation.actual
+    if violation.budget in MAX_KEYS:
+        return f"{violation.budget}: {actual} > {violation.limit}"
+    return f"{violation.budget}: {actual} (expected {violation.limit})"

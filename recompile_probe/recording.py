@@ -1,0 +1,112 @@
+"""`record()`: the recorder around any block of user code, summarised per compiled function.
+
+    with recompile_probe.record() as rec:
+        for b in (1, 2, 8):
+            sampler(*make_inputs(b))
+    assert rec.recompiles == 0, rec.explain()
+
+It listens only (no reset, no counting backend), so it sees exactly what Dynamo does to the
+user's own compiled code, including compiles of frames the block calls into.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .model import CompileEvent
+
+
+@dataclass(frozen=True)
+class FunctionStats:
+    function: str | None
+    filename: str | None
+    line: int | None
+    compiles: int
+    recompiles: int
+    failed: int
+    reasons: tuple[str, ...]  #: distinct recompile reasons, first seen first
+
+    @property
+    def where(self) -> str:
+        return f"{self.function} ({self.filename}:{self.line})"
+
+
+class Recording:
+    """What compiled while the block ran. Counts are live inside the block, final after it."""
+
+    def __init__(self) -> None:
+        self._recorder: Any = None
+        self._graphs_before: int | None = None
+        self._graphs_after: int | None = None
+
+    @property
+    def events(self) -> list[CompileEvent]:
+        if self._recorder is None:
+            return []
+        self._recorder.poll()
+        return list(self._recorder.events)
+
+    @property
+    def compiles(self) -> int:
+        return len(self.events)
+
+    @property
+    def recompiles(self) -> int:
+        return sum(e.recompile for e in self.events)
+
+    @property
+    def graphs(self) -> int | None:
+        """Graphs handed to a backend (Dynamo's unique_graphs counter); None if unavailable."""
+        from . import compat
+
+        now = self._graphs_after if self._graphs_after is not None else compat.unique_graphs()
+        return None if now is None or self._graphs_before is None else now - self._graphs_before
+
+    @property
+    def reasons(self) -> list[str]:
+        return [e.reason for e in self.events if e.recompile and e.reason]
+
+    def by_function(self) -> list[FunctionStats]:
+        groups: dict[tuple, list[CompileEvent]] = {}
+        for e in self.events:
+            groups.setdefault((e.function, e.filename, e.line), []).append(e)
+        out = []
+        for (function, filename, line), events in groups.items():
+            reasons = list(dict.fromkeys(e.reason for e in events if e.recompile and e.reason))
+            out.append(FunctionStats(function, filename, line, len(events),
+                                     sum(e.recompile for e in events),
+                                     sum(e.failed for e in events), tuple(reasons)))
+        return out
+
+    def explain(self) -> str:
+        """A few lines for an assertion message: per function, counts and reasons."""
+        lines = [f"{self.compiles} compiles, {self.recompiles} recompiles, "
+                 f"{'n/a' if self.graphs is None else self.graphs} graphs"]
+        for f in self.by_function():
+            lines.append(f"  {f.where}: {f.compiles} compiles, {f.recompiles} recompiles")
+            lines += [f"    - {r}" for reason in f.reasons for r in reason.splitlines()]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"compiles": self.compiles, "recompiles": self.recompiles, "graphs": self.graphs,
+                "functions": [{"function": f.function, "filename": f.filename, "line": f.line,
+                               "compiles": f.compiles, "recompiles": f.recompiles,
+                               "failed": f.failed, "reasons": list(f.reasons)}
+                              for f in self.by_function()]}
+
+
+@contextlib.contextmanager
+def record() -> Iterator[Recording]:
+    from . import compat
+    from .recorder import Recorder
+
+    recording = Recording()
+    recording._graphs_before = compat.unique_graphs()
+    with Recorder() as recorder:
+        recording._recorder = recorder
+        try:
+            yield recording
+        finally:
+            recording._graphs_after = compat.unique_graphs()

@@ -1,0 +1,75 @@
+"""JUnit XML as GitHub, GitLab and Jenkins read it: one testcase per scenario x sequence x strategy.
+
+A broken budget is a <failure> (message: the budget; text: the recompile reasons), an unsupported
+strategy is <skipped>, a scenario that could not run at all is one <error> testcase.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import Iterable
+
+from ..budgets import describe
+from ..model import Report, Run
+from . import cells
+
+
+def _testcase(suite: ET.Element, report: Report, run: Run) -> tuple[int, int]:
+    seconds = sum(c.latency_us or 0.0 for c in run.calls) / 1e6
+    case = ET.SubElement(suite, "testcase", {
+        "classname": f"recompile_probe.{report.scenario.name}.{run.sequence_name}",
+        "name": run.strategy,
+        "time": f"{seconds:.6f}",
+        "file": report.scenario.path or "",
+    })
+    summary = (f"sequence {list(run.sequence)}: compiles={cells.num(run.compiles)} "
+               f"recompiles={cells.num(run.recompiles)} graphs={cells.num(run.graphs)} "
+               f"guards={cells.num(run.guard_count)} "
+               f"shape_env_guards={cells.num(run.shape_env_guard_count)} status={run.status}")
+    for violation in run.violations:
+        failure = ET.SubElement(case, "failure", {"message": describe(violation),
+                                                   "type": violation.budget})
+        lines = [summary] + (
+            [f"budget set at {violation.source}"] if violation.source else []) + [
+            f"- {r}" for r in violation.reasons]
+        failure.text = "\n".join(lines)
+    skipped = 0
+    if run.status == "unsupported" and not run.violations:
+        ET.SubElement(case, "skipped", {"message": run.error.message if run.error else ""})
+        skipped = 1
+    ET.SubElement(case, "system-out").text = summary
+    return (1 if run.violations else 0), skipped
+
+
+def render_many(reports: Iterable[Report], errors: Iterable[tuple[str, str, str]] = ()) -> str:
+    """``errors``: (suite name, file, message) for scenarios that could not run."""
+    root = ET.Element("testsuites", {"name": "recompile-probe"})
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for report in reports:
+        suite = ET.SubElement(root, "testsuite", {"name": report.scenario.name})
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        for run in report.runs:
+            failed, skipped = _testcase(suite, report, run)
+            counts["tests"] += 1
+            counts["failures"] += failed
+            counts["skipped"] += skipped
+        for k, v in counts.items():
+            suite.set(k, str(v))
+            totals[k] += v
+    for name, file, message in errors:
+        suite = ET.SubElement(root, "testsuite", {"name": name, "tests": "1", "failures": "0",
+                                                  "errors": "1", "skipped": "0"})
+        case = ET.SubElement(suite, "testcase", {"classname": f"recompile_probe.{name}",
+                                                 "name": "scenario", "file": file})
+        ET.SubElement(case, "error", {"message": message.splitlines()[0] if message else "",
+                                      "type": "ScenarioFailed"}).text = message
+        totals["tests"] += 1
+        totals["errors"] += 1
+    for k, v in totals.items():
+        root.set(k, str(v))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def render(report: Report, **_: object) -> str:
+    return render_many([report])

@@ -1,0 +1,93 @@
+"""The pytest plugin, driven through pytester like a user's own test suite."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+SAMPLER = '''
+import pytest
+import torch
+
+@torch.compile(backend="eager", dynamic=True)
+def count_greater_than(x, values):
+    return (x >= values).sum(-1)
+
+def make_inputs(b):
+    return torch.randn(b, 64), torch.randn(b, 1)
+
+def marked(b):
+    x, v = make_inputs(b)
+    torch._dynamo.decorators.mark_unbacked(x, 0)
+    torch._dynamo.decorators.mark_unbacked(v, 0)
+    return x, v
+'''
+
+
+def test_marker_fails_a_recompiling_test_and_passes_a_clean_one(pytester):
+    pytester.makepyfile(SAMPLER + '''
+@pytest.mark.max_recompiles(0, reset=True)
+def test_vllm_before_the_fix():
+    for b in (1, 2, 8):
+        count_greater_than(*make_inputs(b))
+
+@pytest.mark.max_recompiles(0, reset=True)
+def test_vllm_after_the_fix():
+    for b in (1, 2, 8):
+        count_greater_than(*marked(b))
+
+@pytest.mark.max_compiles(1, reset=True)
+def test_max_compiles_holds():
+    for b in (1, 2, 8):
+        count_greater_than(*marked(b))
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([
+        "*test_vllm_before_the_fix*",
+        "*torch.compile budget exceeded: max_recompiles(0): 1 recompiles*",
+        "*tensor 'x' size mismatch at index 0. expected 1, actual 2*",
+    ])
+
+
+def test_fixture_and_report(pytester, tmp_path):
+    pytester.makepyfile(SAMPLER + '''
+def test_uses_fixture(recompile_recorder):
+    torch._dynamo.reset()
+    for b in (1, 2, 8):
+        count_greater_than(*make_inputs(b))
+    assert recompile_recorder.recompiles == 1
+    assert recompile_recorder.compiles == 2
+    assert recompile_recorder.graphs == 2
+    (f,) = recompile_recorder.by_function()
+    assert f.function == "count_greater_than"
+
+def test_plain():
+    assert True
+''')
+    report = tmp_path / "recompiles.json"
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider",
+                                           f"--recompile-report={report}")
+    result.assert_outcomes(passed=2)
+    data = json.loads(report.read_text())
+    by = {t["nodeid"].split("::")[1]: t for t in data["tests"]}
+    assert by["test_uses_fixture"]["recompiles"] == 1
+    assert by["test_uses_fixture"]["functions"][0]["reasons"] == [
+        "0/0: tensor 'x' size mismatch at index 0. expected 1, actual 2"]
+    assert by["test_plain"]["compiles"] == 0
+
+
+def test_bad_marker_argument_is_a_usage_error(pytester):
+    pytester.makepyfile('''
+import pytest
+
+@pytest.mark.max_recompiles("zero")
+def test_x():
+    pass
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret != 0
+    result.stderr.fnmatch_lines(["*takes one non-negative integer*"])
