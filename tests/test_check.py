@@ -97,8 +97,14 @@ def test_directory_of_scenarios_and_eager_failure_exit_3(write_scenario, tmp_pat
     folder.mkdir()
     (folder / "a.yaml").write_text(HOLDS)
     (folder / "b.yaml").write_text(HOLDS.replace("name: sampler", "name: other"))
-    result = check(folder)
+    bundle = tmp_path / "bundle.json"
+    result = check(folder, "--json", bundle)
     assert result.exit_code == 0 and "2 scenarios" in result.output
+    data = json.loads(bundle.read_text())
+    assert data["schema_version"] == 1
+    assert [r["scenario"]["name"] for r in data["reports"]] == ["sampler", "other"]
+    rendered = CliRunner().invoke(app, ["render", str(bundle), "--format", "markdown"])
+    assert rendered.exit_code == 0 and rendered.stdout.count("## recompile-probe:") == 2
     (folder / "user_targets.py").write_text((tmp_path / "user_targets.py").read_text())
     (folder / "c.yaml").write_text("target: user_targets.py:eager_fails\ninputs: [{shape: [B]}]\n"
                                    "sequences: {s: [1]}\n")
