@@ -18,6 +18,7 @@ class Transition:
     batch_after: int
     reason: str | None
     compile_id: str | None
+    kind: str | None = None  #: reasons.KINDS
 
 
 def eligible(run: Run) -> bool:
@@ -48,7 +49,7 @@ def transitions(run: Run) -> list[Transition]:
         i = event.call_index
         before = run.sequence[i - 1] if i > 0 else None
         out.append(Transition(run.strategy, i, before, run.sequence[i], event.reason,
-                              event.compile_id))
+                              event.compile_id, event.reason_kind))
     return out
 
 

@@ -166,6 +166,9 @@ def run(
     timeout: Optional[float] = typer.Option(
         None, "--timeout", help="Seconds per strategy with --isolate process; past it the "
         "strategy's runs are status error."),
+    trace_dir: Optional[Path] = typer.Option(
+        None, "--trace-dir", help="Write a structured trace (TORCH_TRACE format) per strategy "
+        "under DIR/<strategy>/<sequence>.log, and print the tlparse command for each."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
@@ -190,8 +193,10 @@ def run(
         total = len(loaded.strategies) * len(loaded.sequences)
         with _progress(total, quiet) as (on_start, on_run):
             report = run_scenario(loaded, isolate=isolate, timeout=timeout, overrides=overrides,
-                                  on_start=on_start, on_run=on_run)
+                                  trace_dir=_trace_dir(trace_dir), on_start=on_start,
+                                  on_run=on_run)
         emit(report, fmt, output)
+        _print_tlparse(report)
         if not quiet and (output is not None or fmt != "table"):
             from .analysis import verdict
 
@@ -200,6 +205,28 @@ def run(
         if not report.complete:
             err.print("[bold red]interrupted[/]: the report holds the runs that finished.")
             raise typer.Exit(int(ExitCode.INTERRUPTED))
+
+
+def _trace_dir(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    path = path.expanduser()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--trace-dir: cannot create {str(path)!r} ({exc.strerror})") from None
+    return str(path.resolve())
+
+
+def _print_tlparse(report: Any) -> None:
+    traced = [r for r in report.runs if r.trace_file]
+    if not traced:
+        return
+    err.print("structured traces (open with tlparse, `pip install tlparse`):")
+    for r in traced:
+        out = str(Path(r.trace_file).with_suffix("")) + "_tlparse"
+        err.print(f"  {r.sequence_name} / {r.strategy}: tlparse {r.trace_file} -o {out} "
+                  "--no-browser", soft_wrap=True)
 
 
 @contextlib.contextmanager
@@ -225,6 +252,74 @@ def _progress(total: int, quiet: bool) -> Iterator[tuple]:
         task = progress.add_task("starting torch", total=total)
         yield (lambda strategy, seqs: progress.update(task, description=f"{strategy} [{seqs}]"),
                lambda run: progress.advance(task))
+
+
+@app.command(help="Explain recompiles: cache entries and their guards, guard diffs between "
+             "entries, classified reasons, the strategies that measurably removed each one, and "
+             "what each strategy costs per call.")
+def explain(
+    scenario: Optional[Path] = typer.Argument(
+        None, help="Scenario YAML (default: the built-in configs/logprobs.yaml).",
+        show_default=False),
+    strategy: Optional[List[str]] = typer.Option(
+        None, "--strategy", "-s", help="Explain these strategies (repeat, or a,b). Default: "
+        "every strategy that compiled more than once. All of the scenario's strategies still "
+        "run: they are the measured fixes."),
+    sequence: Optional[str] = typer.Option(None, "--sequence", help="Only this sequence (by "
+                                           "name)."),
+    backend: Optional[str] = typer.Option(None, "--backend", "-b",
+                                          help="eager | aot_eager | inductor"),
+    fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
+    trace_dir: Optional[Path] = typer.Option(None, "--trace-dir", help="As for `run`."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    with _errors(debug):
+        from . import explain as explain_mod
+        from . import scenario as scenario_mod
+        from .render import explanation
+        from .session import run_scenario
+
+        if fmt not in ("table", "json", "markdown"):
+            raise UsageError(f"--format: expected table, json or markdown, got {fmt!r}")
+        if output is not None and not output.expanduser().parent.is_dir():
+            raise UsageError(f"--output: folder {str(output.expanduser().parent)!r} does not exist")
+        loaded = scenario_mod.with_overrides(scenario_mod.load(scenario), backend=backend)
+        chosen = [n for item in strategy or () for n in _csv(item, "--strategy") or ()] or None
+        if chosen is not None:
+            loaded = scenario_mod.with_overrides(loaded, strategies=[
+                *loaded.strategies, *[c for c in chosen if c not in loaded.strategies]])
+        if sequence is not None and sequence not in loaded.sequences:
+            from .scenario import suggest
+
+            raise UsageError(f"--sequence: no sequence named {sequence!r} in the scenario",
+                             suggest(sequence, loaded.sequences) or
+                             f"Sequences: {', '.join(loaded.sequences)}.")
+        total = len(loaded.strategies) * len(loaded.sequences)
+        with _progress(total, quiet) as (on_start, on_run):
+            report = run_scenario(loaded, trace_dir=_trace_dir(trace_dir), on_start=on_start,
+                                  on_run=on_run)
+        from .targets import loader
+
+        target = loader.load(loaded)
+        batch = [(target.arg_names[i], d) for i, dims in sorted(target.batch_dims.items())
+                 if i < len(target.arg_names) and target.arg_names[i] for d in dims]
+        known = {name: loaded.strategy(name) for name in loaded.known_strategies()}
+        explanations, notes = explain_mod.explain(report, known, batch, chosen, sequence)
+        if fmt == "json":
+            text = explanation.as_json(report, explanations, notes)
+        elif fmt == "markdown":
+            text = explanation.markdown(report, explanations, notes)
+        else:
+            color = output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+            text = explanation.render(report, explanations, notes, color=color,
+                                      width=min(_width(), 100) if output is None else 100)
+        if output is not None:
+            write_atomic(output, text)
+        else:
+            sys.stdout.write(text)
+        _print_tlparse(report)
 
 
 @app.command(help="Run scenarios and gate on their budgets (the `expect:` section).\n\n"

@@ -175,6 +175,37 @@ def quiet_torch_logs() -> Iterator[None]:
         logger.setLevel(old)
 
 
+@contextlib.contextmanager
+def structured_trace(directory: str) -> Iterator[Callable[[], str | None]]:
+    """Write the structured trace (what TORCH_TRACE writes, what tlparse reads) into directory.
+
+    Yields a function returning the file written, once the block has ended (None if nothing was
+    logged or this torch has no structured trace).
+    """
+    internal = getattr(getattr(torch, "_logging", None), "_internal", None)
+    handler_cls = getattr(internal, "LazyTraceHandler", None)
+    formatter_cls = getattr(internal, "TorchLogsFormatter", None)
+    trace_log = getattr(internal, "trace_log", None)
+    if handler_cls is None or formatter_cls is None or trace_log is None:
+        yield lambda: None
+        return
+    handler = handler_cls(directory)
+    handler.setFormatter(formatter_cls(trace=True))
+    old_level, old_propagate = trace_log.level, trace_log.propagate
+    trace_log.setLevel(logging.DEBUG)
+    trace_log.propagate = False
+    trace_log.addHandler(handler)
+    path: list[str | None] = [None]
+    try:
+        yield lambda: path[0]
+    finally:
+        path[0] = getattr(handler, "_stream_path", None)
+        trace_log.removeHandler(handler)
+        handler.close()
+        trace_log.setLevel(old_level)
+        trace_log.propagate = old_propagate
+
+
 # --- isolation ------------------------------------------------------------------------------------
 
 def reset_dynamo() -> None:

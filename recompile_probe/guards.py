@@ -1,11 +1,23 @@
-"""Cache entries and their guard trees, read after a run (imports torch via compat)."""
+"""Cache entries and their guard trees, read after a run (imports torch via compat).
+
+A guard tree is flattened into ``GuardLine``s: one per code part of each leaf guard, with the
+source of the manager it hangs under, comments stripped, relational guards (NO_TENSOR_ALIASING,
+which hang under every source they relate) kept once. Symbolic guards live in the root's epilogue
+lambda guards and become SHAPE_ENV lines.
+"""
 
 from __future__ import annotations
 
+import inspect
+import statistics
+import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from . import compat
+from .model import GuardLine
+
+SHAPE_ENV = "SHAPE_ENV"
 
 
 @dataclass(frozen=True)
@@ -17,43 +29,54 @@ class EntryInfo:
     line: int
     compile_id: str | None
     leaf_guard_count: int | None  #: distinct leaf guards in the tree, epilogue (shape-env) included
-    shape_env_guards: tuple[str, ...]  #: the symbolic guard expressions, comments stripped
+    guards: tuple[GuardLine, ...]  #: flattened, comments stripped; empty when unreadable
+
+    @property
+    def shape_env_guards(self) -> tuple[str, ...]:
+        return tuple(g.text for g in self.guards if g.kind == SHAPE_ENV)
 
 
 def _strip_comment(part: str) -> str:
     return part.split("  #", 1)[0].strip()
 
 
-def _leaf_guards(root: Any) -> list[Any]:
-    guards: list[Any] = []
+def _walk(root: Any) -> list[tuple[str | None, Any]]:
+    """(source, leaf guard) for every leaf guard in the tree, depth first."""
+    out: list[tuple[str | None, Any]] = []
     stack = [root]
     while stack:
         manager = stack.pop()
-        guards.extend(manager.get_leaf_guards())
-        stack.extend(manager.get_child_managers())
-    return guards
+        try:
+            source = manager.get_source()
+        except Exception:  # noqa: BLE001
+            source = None
+        out.extend((source, g) for g in manager.get_leaf_guards())
+        stack.extend(reversed(manager.get_child_managers()))
+    return out
 
 
 def inspect_entry(code: Any, entry: Any) -> EntryInfo:
     root = compat.guard_root(entry)
     leaf_count: int | None = None
-    shape_env: list[str] = []
+    lines: list[GuardLine] = []
     if root is not None:
         try:
-            epilogue = list(root.get_epilogue_lambda_guards())
-            # Relational guards (e.g. NO_TENSOR_ALIASING) hang under every source they relate:
-            # count each once.
-            distinct = {
-                (type(g).__name__, tuple(_strip_comment(p) for p in g.verbose_code_parts()))
-                for g in [*_leaf_guards(root), *epilogue]
-            }
-            leaf_count = len(distinct)
-            for g in epilogue:
-                shape_env.extend(_strip_comment(p) for p in g.verbose_code_parts())
+            seen_guards: set[tuple] = set()
+            seen_lines: set[tuple] = set()
+            leaves = [(source, g, type(g).__name__) for source, g in _walk(root)]
+            leaves += [(None, g, SHAPE_ENV) for g in root.get_epilogue_lambda_guards()]
+            for source, guard, kind in leaves:
+                parts = tuple(_strip_comment(p) for p in guard.verbose_code_parts())
+                seen_guards.add((kind, parts))
+                for part in parts:
+                    if (kind, part) not in seen_lines:
+                        seen_lines.add((kind, part))
+                        lines.append(GuardLine(kind, None if source == "L" else source, part))
+            leaf_count = len(seen_guards)
         except Exception:  # noqa: BLE001 - private tree API; unreadable means n/a
-            leaf_count, shape_env = None, []
+            leaf_count, lines = None, []
     return EntryInfo(code.co_name, code.co_filename, code.co_firstlineno,
-                     compat.entry_compile_id(entry), leaf_count, tuple(shape_env))
+                     compat.entry_compile_id(entry), leaf_count, tuple(lines))
 
 
 def all_entries() -> list[EntryInfo] | None:
@@ -68,3 +91,61 @@ def all_entries() -> list[EntryInfo] | None:
             return None
         out.extend(inspect_entry(code, e) for e in entries)
     return out
+
+
+# --- which entry serves a call, and what checking it costs ----------------------------------------
+
+def frame_code(fn: Any) -> Any | None:
+    """The code object Dynamo compiles for this callable (forward for a module)."""
+    import torch
+
+    if isinstance(fn, torch.nn.Module):
+        fn = type(fn).forward
+    return getattr(fn, "__code__", None)
+
+
+def frame_locals(fn: Any, args: tuple) -> dict[str, Any] | None:
+    """The locals the compiled frame starts with, as guards see them (L['x'] -> x)."""
+    import torch
+
+    try:
+        if isinstance(fn, torch.nn.Module):
+            bound = inspect.signature(type(fn).forward).bind(fn, *args)
+        else:
+            bound = inspect.signature(fn).bind(*args)
+        bound.apply_defaults()
+    except (TypeError, ValueError):
+        return None
+    return dict(bound.arguments)
+
+
+def serving_entry(code: Any, f_locals: dict[str, Any]) -> Any | None | bool:
+    """The cache entry whose guards accept these locals; None if none does; False if unknown."""
+    entries = compat.cache_entries(code) if code is not None else None
+    if entries is None:
+        return False
+    for entry in entries:
+        manager = getattr(entry, "guard_manager", None)
+        try:
+            if manager is not None and manager.check(f_locals):
+                return entry
+        except Exception:  # noqa: BLE001
+            return False
+    return None
+
+
+def check_cost_us(entry: Any, f_locals: dict[str, Any], before: Callable[[], None] | None = None,
+                  rounds: int = 15, per_round: int = 200) -> float | None:
+    """Warm µs per guard_manager.check of the entry on the real inputs (median of rounds)."""
+    manager = getattr(entry, "guard_manager", None)
+    if manager is None:
+        return None
+    samples = []
+    for _ in range(rounds):
+        if before is not None:
+            before()
+        start = time.perf_counter_ns()
+        for _ in range(per_round):
+            manager.check(f_locals)
+        samples.append((time.perf_counter_ns() - start) / 1000.0 / per_round)
+    return statistics.median(samples)

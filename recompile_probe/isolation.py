@@ -21,8 +21,8 @@ from .scenario import Scenario
 
 
 class InlineExecutor:
-    def __init__(self, scenario: Scenario) -> None:
-        self.scenario = scenario
+    def __init__(self, scenario: Scenario, trace_dir: str | None = None) -> None:
+        self.scenario, self.trace_dir = scenario, trace_dir
         self.target = None
         self.references: dict = {}
 
@@ -42,7 +42,8 @@ class InlineExecutor:
 
         for name, sequence in self.scenario.sequences.items():
             yield probe.probe(self.scenario, self.target, name, sequence,
-                              self.scenario.strategy(strategy), self.references[name])
+                              self.scenario.strategy(strategy), self.references[name],
+                              self.trace_dir)
 
     def environment(self) -> Environment | None:
         return None
@@ -53,10 +54,12 @@ _FATAL = {"EagerFailure": EagerFailure, "TargetError": TargetError,
 
 
 class ProcessExecutor:
-    def __init__(self, scenario: Scenario, overrides: dict, timeout: float | None) -> None:
+    def __init__(self, scenario: Scenario, overrides: dict, timeout: float | None,
+                 trace_dir: str | None = None) -> None:
         if scenario.path is None:
             raise UsageError("--isolate process needs the scenario as a file")
         self.scenario, self.overrides, self.timeout = scenario, overrides, timeout
+        self.trace_dir = trace_dir
         self._environment: Environment | None = None
 
     def prepare(self) -> None:
@@ -69,7 +72,7 @@ class ProcessExecutor:
         with tempfile.TemporaryDirectory(prefix="recompile-probe-") as tmp:
             job, out = Path(tmp, "job.json"), Path(tmp, "runs.jsonl")
             job.write_text(json.dumps({"path": self.scenario.path, "overrides": self.overrides,
-                                       "strategy": strategy}))
+                                       "strategy": strategy, "trace_dir": self.trace_dir}))
             failure: RunError | None = None
             env = {**os.environ, "PYTHONUNBUFFERED": "1"}
             try:

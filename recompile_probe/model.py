@@ -16,8 +16,9 @@ from .errors import ReportError
 
 SCHEMA_VERSION = 1
 
-#: Per-call events, in the order a reader should expect them.
-EVENTS = ("compile", "recompile", "hit", "error")
+#: Per-call events. "eager": no compile happened and no cache entry accepted the call, so it ran
+#: without compiled code (e.g. the frame is past its recompile limit).
+EVENTS = ("compile", "recompile", "hit", "error", "eager")
 STATUSES = ("ok", "error", "unsupported")
 
 
@@ -27,7 +28,7 @@ class Call:
 
     index: int  #: position in the sequence, from 0
     batch_size: int
-    event: str  #: compile | recompile | hit | error
+    event: str  #: compile | recompile | hit | error | eager
     latency_us: float | None  #: wall time of the call, compile included
     outputs_match: bool | None  #: equal to eager (assert_close; integers exact); None: not compared
 
@@ -50,6 +51,36 @@ class CompileEvent:
     recompile: bool = False  #: the frame already had a cache entry
     fail_type: str | None = None
     fail_reason: str | None = None
+    #: the first failing guard's kind (reasons.KINDS), and that guard as structured data:
+    #: {kind, what, source, dim, expected, actual, entry, text}
+    reason_kind: str | None = None
+    reason_detail: dict | None = None
+    guard_latency_us: float | None = None  #: CompilationMetrics.guard_latency_us: a COLD figure
+
+
+@dataclass(frozen=True)
+class GuardLine:
+    """One guard of a cache entry: a code part of a leaf guard, comment stripped."""
+
+    kind: str  #: the guard type, e.g. TENSOR_MATCH, TYPE_MATCH; SHAPE_ENV for symbolic guards
+    source: str | None  #: the guarded value, e.g. L['x']; None at the root
+    text: str
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """A cache entry as the run left it: who created it and what it guards on."""
+
+    function: str
+    filename: str | None
+    line: int | None
+    compile_id: str | None
+    call_index: int | None  #: the call whose compile created it
+    batch_size: int | None
+    guard_count: int | None  #: CompilationMetrics.guard_count of that compile
+    shape_env_guard_count: int | None
+    leaf_guard_count: int | None
+    guards: tuple[GuardLine, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -98,6 +129,14 @@ class Run:
     isolation: str = "inline"
     #: budgets broken; written by `check`, empty for `run`
     violations: tuple[Violation, ...] = ()
+    #: warm µs per guard check of the entry that served the steady-state call
+    guard_check_us: float | None = None
+    #: CompilationMetrics.guard_latency_us of the newest entry: a COLD figure (caches flushed)
+    guard_latency_us: float | None = None
+    #: every cache entry at the end of the run, oldest first
+    entries: tuple[CacheEntry, ...] = ()
+    #: the structured trace of this run (run --trace-dir), for tlparse
+    trace_file: str | None = None
 
 
 def figureless_run(target: str, sequence_name: str, sequence: tuple[int, ...], strategy: str,
@@ -187,6 +226,12 @@ def run_from_dict(data: dict[str, Any], where: str = "run") -> Run:
     data["compile_events"] = tuple(
         _build(CompileEvent, e, f"{where}.compile_events[{i}]")
         for i, e in enumerate(data.get("compile_events", ()))
+    )
+    data["entries"] = tuple(
+        _build(CacheEntry, {**e, "guards": tuple(
+            _build(GuardLine, g, f"{where}.entries[{i}].guards[{j}]")
+            for j, g in enumerate(e.get("guards", ())))}, f"{where}.entries[{i}]")
+        for i, e in enumerate(data.get("entries", ()))
     )
     data["violations"] = tuple(
         _build(Violation, {**v, "reasons": tuple(v.get("reasons", ()))},

@@ -12,6 +12,7 @@ import contextlib
 import statistics
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import torch
@@ -19,7 +20,7 @@ import torch
 from . import compat, guards
 from . import strategies as strategies_mod
 from .errors import EagerFailure
-from .model import Call, CompileEvent, Run, RunError, figureless_run, replace
+from .model import CacheEntry, Call, CompileEvent, Run, RunError, figureless_run, replace
 from .recorder import Recorder
 from .scenario import Scenario
 from .strategies import Strategy
@@ -162,13 +163,19 @@ def probe(
     sequence: tuple[int, ...],
     strategy: Strategy,
     reference: EagerReference,
+    trace_dir: str | None = None,
 ) -> Run:
     why = strategies_mod.missing_features(strategy, target_is_compiled=target.compiled is not None)
     if why is not None:
         return _figureless(scenario, target, sequence_name, sequence, strategy, "unsupported",
                            RunError("Unsupported", why, None))
     compat.reset_dynamo()
+    trace_file: Callable[[], str | None] = lambda: None  # noqa: E731
     with contextlib.ExitStack() as stack:
+        if trace_dir is not None:
+            folder = Path(trace_dir, _safe(strategy.name))
+            folder.mkdir(parents=True, exist_ok=True)
+            trace_file = stack.enter_context(compat.structured_trace(str(folder)))
         try:
             compiled, graphs = _setup(stack, scenario, target, strategy)
         except Exception as exc:  # e.g. a bad compile kwarg or config value in the scenario
@@ -181,8 +188,18 @@ def probe(
         driver.drive(sequence)
         entries = guards.all_entries()
         steady = driver.steady_state()
-    return _summarize(driver, entries, steady, scenario, target, sequence_name, sequence,
-                      strategy, reference)
+    run = _summarize(driver, entries, steady, scenario, target, sequence_name, sequence,
+                     strategy, reference)
+    written = trace_file()
+    if written is None:
+        return run
+    named = Path(written).with_name(f"{_safe(sequence_name)}.log")
+    Path(written).replace(named)  # one readable name per (strategy, sequence)
+    return replace(run, trace_file=str(named))
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
 def _setup(stack: contextlib.ExitStack, scenario: Scenario, target: LoadedTarget,
@@ -222,7 +239,12 @@ class _Driver:
         self.events: list[CompileEvent] = []
         self.error: RunError | None = None
         self.last_args: tuple | None = None
+        self.guard_check_us: float | None = None
         self._graphs_seen = 0
+        self._code = guards.frame_code(target.fn)
+        #: whether guard checks on our reconstruction of the frame's locals can be trusted:
+        #: settled at the first compile (the entry it just made must accept its own call)
+        self._locals_ok: bool | None = None
 
     def _call(self, args: tuple) -> Any:
         if self.mark is not None:  # in eager code, right before the call (the vLLM placement)
@@ -247,13 +269,26 @@ class _Driver:
                 return
             match = outputs_match(out, self.reference.outputs[batch_size], self.scenario.rtol,
                                   self.scenario.atol)
-            self.calls.append(Call(index, batch_size, self._event(new), latency, match))
+            self.calls.append(Call(index, batch_size, self._event(new, args), latency, match))
             self.last_args = args
             del out
 
-    def _event(self, new: list[CompileEvent]) -> str:
+    def _served(self, args: tuple) -> Any:
+        """The entry that serves these args; None if none does; False if that cannot be told."""
+        f_locals = guards.frame_locals(self.target.fn, args)
+        if f_locals is None or self._locals_ok is False:
+            return False
+        return guards.serving_entry(self._code, f_locals)
+
+    def _event(self, new: list[CompileEvent], args: tuple) -> str:
         if self.metrics_ok:
-            return "recompile" if any(e.recompile for e in new) else "compile" if new else "hit"
+            if new:
+                if self._locals_ok is None and any(not e.failed for e in new):
+                    self._locals_ok = self._served(args) not in (None, False)
+                return "recompile" if any(e.recompile for e in new) else "compile"
+            # No compile: a cache hit, unless no entry accepts the call and it ran eagerly
+            # (e.g. past the recompile limit).
+            return "eager" if self._locals_ok and self._served(args) is None else "hit"
         # No metrics in this torch: a new backend graph is the only compile signal left.
         seen, self._graphs_seen = self._graphs_seen, self.graphs() or 0
         return "hit" if self._graphs_seen == seen else "compile" if not seen else "recompile"
@@ -264,7 +299,14 @@ class _Driver:
             return None
         args = self.last_args
         self._call(args)  # untimed: a compile here must not pollute the median
-        return round(_median_us(lambda: self._call(args), self.scenario.repeats), 2)
+        steady = round(_median_us(lambda: self._call(args), self.scenario.repeats), 2)
+        entry = self._served(args) if self._locals_ok else None
+        f_locals = guards.frame_locals(self.target.fn, args)
+        if entry and f_locals is not None:
+            before = (lambda: self.mark(args, self.target.batch_dims)) if self.mark else None
+            cost = guards.check_cost_us(entry, f_locals, before)
+            self.guard_check_us = None if cost is None else round(cost, 3)
+        return steady
 
 
 def _summarize(driver: _Driver, entries: list[guards.EntryInfo] | None, steady: float | None,
@@ -274,6 +316,7 @@ def _summarize(driver: _Driver, entries: list[guards.EntryInfo] | None, steady: 
     newest = _newest(events, entries, target)
     newest_event = next((e for e in reversed(events)
                          if newest is not None and e.compile_id == newest.compile_id), None)
+    made_by = {e.compile_id: e for e in events if not e.failed}
     compared = [c.outputs_match for c in calls if c.event != "error"]
     times = [e.compile_time_ms for e in events]
     return Run(
@@ -298,7 +341,30 @@ def _summarize(driver: _Driver, entries: list[guards.EntryInfo] | None, steady: 
         steady_state_us=steady,
         eager_us=None if reference.steady_us is None else round(reference.steady_us, 2),
         strategy_description=strategy.description,
+        guard_check_us=driver.guard_check_us,
+        guard_latency_us=newest_event.guard_latency_us if newest_event else None,
+        entries=tuple(_cache_entry(e, made_by.get(e.compile_id), sequence)
+                      for e in sorted(entries or (), key=_compile_order)),
     )
+
+
+def _compile_order(entry: guards.EntryInfo) -> tuple[int, ...]:
+    try:
+        return tuple(int(p) for p in (entry.compile_id or "").split("/"))
+    except ValueError:
+        return (1 << 30,)
+
+
+def _cache_entry(info: guards.EntryInfo, event: CompileEvent | None,
+                 sequence: tuple[int, ...]) -> CacheEntry:
+    call = event.call_index if event else None
+    return CacheEntry(
+        function=info.function, filename=info.filename, line=info.line,
+        compile_id=info.compile_id, call_index=call,
+        batch_size=sequence[call] if call is not None and call < len(sequence) else None,
+        guard_count=event.guard_count if event else None,
+        shape_env_guard_count=event.shape_env_guard_count if event else None,
+        leaf_guard_count=info.leaf_guard_count, guards=info.guards)
 
 
 def _delta(now: int | None, before: int | None) -> int | None:

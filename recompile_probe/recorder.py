@@ -13,16 +13,21 @@ import re
 import threading
 from typing import Any
 
-from . import compat
+from . import compat, reasons
 from .model import CompileEvent
 
 _HEADER = re.compile(r"Recompiling function (?P<name>\S+) in (?P<file>.+):(?P<line>\d+)")
 
 
 def parse_recompile_message(message: str) -> tuple[str | None, str]:
-    """(function name, the guard failures joined by newlines) from one recompiles log message."""
+    """(function name, the guard failures joined by newlines) from one recompiles log message.
+
+    Each failure is "- N/M: guard"; Dynamo also prefixes its "User stack trace" lines with "- ",
+    and those are dropped.
+    """
     match = _HEADER.search(message)
-    failures = [ln.strip()[2:] for ln in message.splitlines() if ln.strip().startswith("- ")]
+    items = [ln.strip()[2:] for ln in message.splitlines() if ln.strip().startswith("- ")]
+    failures = reasons.failure_lines("\n".join(items))
     reason = "\n".join(failures) if failures else message.strip()
     return (match.group("name") if match else None), reason
 
@@ -99,11 +104,18 @@ class Recorder:
             cache_size = m("cache_size")
             recompile = cache_size > 0 if isinstance(cache_size, int) else frame in self._seen_frames
             failed = m("fail_type") is not None
+            # A frame past its recompile limit is a recompile attempt, whatever cache_size says.
+            recompile = recompile or reasons.is_recompile_limit(m("fail_type"), m("fail_reason"))
             if not failed:
                 self._seen_frames.add(frame)
             reason = self._take_reason(function) if recompile else None
-            if recompile and reason is None:
-                reason = m("recompile_reason")
+            if recompile and reason is None and m("recompile_reason"):
+                reason = "\n".join(reasons.failure_lines(m("recompile_reason"))) or \
+                    m("recompile_reason")
+            detail = reasons.classify(reason, fail_type=m("fail_type"),
+                                      fail_reason=m("fail_reason")) if recompile else None
+            if reason is None and detail is not None:  # e.g. the recompile limit: no guard failed
+                reason = detail.text
             time_us = m("dynamo_cumulative_compile_time_us")
             self.events.append(CompileEvent(
                 compile_id=None if m("compile_id") is None else str(m("compile_id")),
@@ -120,6 +132,9 @@ class Recorder:
                 recompile=recompile,
                 fail_type=m("fail_type"),
                 fail_reason=_first_line(m("fail_reason")),
+                reason_kind=detail.kind if detail else None,
+                reason_detail=detail.to_dict() if detail else None,
+                guard_latency_us=m("guard_latency_us"),
             ))
 
 

@@ -79,7 +79,7 @@ class Scenario:
     strategies: tuple[str, ...] = tuple(strategies_mod.BUILTINS)
     custom_strategies: Mapping[str, Strategy] = field(default_factory=dict)
     seed: int = 0
-    repeats: int = 20  #: calls timed for the steady-state figure (0: skip)
+    repeats: int = 50  #: calls timed for the steady-state figure (0: skip)
     rtol: float | None = None
     atol: float | None = None
     description: str = ""
@@ -248,7 +248,7 @@ class _Validator:
             strategies=self.strategy_list(data.get("strategies"), known, custom),
             custom_strategies=custom,
             seed=self.expect("seed", data.get("seed", 0), int, "an integer"),
-            repeats=self.repeats(data.get("repeats", 20)),
+            repeats=self.repeats(data.get("repeats", 50)),
             lines=dict(self.lines),
         )
         fields["budgets"] = self.budgets(data.get("expect", {}), known, fields["sequences"])

@@ -40,14 +40,15 @@ def run_scenario(
     isolate: str = "inline",
     timeout: float | None = None,
     overrides: dict | None = None,
+    trace_dir: str | None = None,
     on_start: Callable[[str, str], None] | None = None,
     on_run: Callable[[Run], None] | None = None,
 ) -> Report:
     """Run every (strategy, sequence) of the scenario; ``overrides`` re-create it in workers."""
     from .isolation import InlineExecutor, ProcessExecutor
 
-    executor = (ProcessExecutor(scenario, overrides or {}, timeout) if isolate == "process"
-                else InlineExecutor(scenario))
+    executor = (ProcessExecutor(scenario, overrides or {}, timeout, trace_dir)
+                if isolate == "process" else InlineExecutor(scenario, trace_dir))
     runs: list[Run] = []
     complete = True
     try:

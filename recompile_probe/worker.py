@@ -28,7 +28,7 @@ def main(job_path: str, out_path: str) -> int:
                                                    **job["overrides"])
             from .isolation import InlineExecutor
 
-            executor = InlineExecutor(scenario)
+            executor = InlineExecutor(scenario, job.get("trace_dir"))
             executor.prepare()
             emit({"environment": dataclasses.asdict(environment())})
             for run in executor.run_strategy(job["strategy"]):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from ..model import Run
 
 NA = "n/a"
-GLYPHS = {"compile": "●", "recompile": "▲", "hit": "·", "error": "✗"}
-LEGEND = "● compile  ▲ recompile  · cache hit  ✗ error"
+GLYPHS = {"compile": "●", "recompile": "▲", "hit": "·", "error": "✗", "eager": "○"}
+LEGEND = "● compile  ▲ recompile  · cache hit  ○ ran eagerly  ✗ error"
 
 #: (header, help) of the summary columns, in order
 COLUMNS = (
@@ -18,6 +18,7 @@ COLUMNS = (
     ("shape\nguards", "shape_env_guard_count of the newest cache entry"),
     ("compile\nms", "sum of dynamo_cumulative_compile_time_us"),
     ("µs/call", "median wall time of the last call repeated after the sequence"),
+    ("guard\nµs", "warm guard_manager.check of the entry that served the last call"),
     ("outputs", "equal to eager (assert_close; integers exact)"),
     ("status", ""),
 )
@@ -43,6 +44,7 @@ def row(run: Run) -> list[str]:
         num(run.shape_env_guard_count),
         num(run.compile_time_ms, "{:.1f}"),
         num(run.steady_state_us, "{:.1f}"),
+        num(run.guard_check_us, "{:.1f}"),
         outputs(run),
         run.status,
     ]

@@ -40,10 +40,10 @@ def render(report: Report, **_: object) -> str:
         out += ["", f"Timeline: {cells.LEGEND}", ""]
         transitions = [t for run in runs for t in analysis.transitions(run)]
         if transitions:
-            out += _table(["strategy", "call", "B", "compile id", "reason"], [
+            out += _table(["strategy", "call", "B", "compile id", "kind", "reason"], [
                 [t.strategy, str(t.call_index),
                  f"{'?' if t.batch_before is None else t.batch_before} → {t.batch_after}",
-                 t.compile_id or cells.NA, cells.reason(t.reason)]
+                 t.compile_id or cells.NA, t.kind or "other", cells.reason(t.reason)]
                 for t in transitions])
             out.append("")
         notes = [line for line in (cells.error_line(r) for r in runs) if line]

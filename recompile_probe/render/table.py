@@ -13,7 +13,8 @@ from .. import analysis
 from ..model import Report, Run
 from . import cells
 
-_EVENT_STYLE = {"compile": "cyan", "recompile": "bold red", "hit": "green", "error": "bold magenta"}
+_EVENT_STYLE = {"compile": "cyan", "recompile": "bold red", "hit": "green", "error": "bold magenta",
+                "eager": "yellow"}
 _STATUS_STYLE = {"ok": "green", "error": "bold red", "unsupported": "dim"}
 
 
@@ -57,12 +58,12 @@ def _reasons(runs: list[Run]) -> Table | None:
     if not rows:
         return None
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left")
-    for header in ("strategy", "call", "B", "compile id", "reason"):
+    for header in ("strategy", "call", "B", "id", "kind", "reason"):
         table.add_column(header, no_wrap=header != "reason", overflow="fold")
     for t in rows:
         before = "?" if t.batch_before is None else str(t.batch_before)
         table.add_row(t.strategy, str(t.call_index), f"{before} → {t.batch_after}",
-                      t.compile_id or cells.NA, cells.reason(t.reason))
+                      t.compile_id or cells.NA, t.kind or "other", cells.reason(t.reason))
     return table
 
 

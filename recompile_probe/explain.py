@@ -1,0 +1,287 @@
+"""`explain`: why each recompile happened, which guard changed, and which strategy measurably
+removed it in the same run. Pure functions over result records (no torch).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+from . import analysis
+from .model import CacheEntry, GuardLine, Report, Run
+from .strategies import BATCH_SOURCES, MARKS, Strategy
+
+SHAPE_ENV = "SHAPE_ENV"
+#: guards compared field by field when their source is the same in both entries
+_TENSOR_FIELDS = re.compile(
+    r"(?P<key>size|stride|device|requires_grad)=(?P<value>\[[^\]]*\]|[^,)]+)")
+_DTYPE = re.compile(r"\btorch\.(?P<value>[a-z]+\d*)\b")
+
+#: why no strategy can remove a recompile of this kind by marking or config
+NO_FIX_WHY = {
+    "dtype_change": "a dtype change cannot be removed by marking dims: each dtype gets its own "
+                    "graph. Cast the inputs to one dtype before the call.",
+    "requires_grad_change": "requires_grad is part of every tensor guard: keep it the same "
+                            "across calls (e.g. detach, or run under torch.no_grad()).",
+    "stride_change": "the input's layout changed: make it contiguous (or the same layout) before "
+                     "the call.",
+    "python_scalar_change": "a Python number is specialized as a constant: pass it as a tensor, "
+                            "or let Dynamo treat it as dynamic (e.g. "
+                            "torch._dynamo.config.specialize_float = False for floats).",
+    "global_or_config_change": "global state (grad mode, autocast, a config) differs between "
+                               "calls: keep it the same, or compile one function per state.",
+    "recompile_limit_hit": "the frame ran out of recompiles: remove the recompiles above it, or "
+                           "raise compile: {recompile_limit: N} if they are intended.",
+    "zero_one_specialization": "no strategy in this run kept the batch dim symbolic through "
+                               "sizes 0 and 1; try mark_unbacked or unbacked_sources.",
+    "static_size_change": "no strategy in this run made the changing dim dynamic.",
+    "shape_env_guard": "a symbolic guard failed; no strategy in this run avoided it. Read the "
+                       "expression: it names the relation the new sizes break.",
+    "other": "no strategy in this run removed it.",
+}
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    kind: str
+    source: str | None
+    before: str
+    after: str
+    fields: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        if self.fields:
+            changes = "; ".join(f"{k}={a} → {k}={b}" for k, (a, b) in self.fields.items())
+            return f"{self.kind} {self.source or ''} {changes}".replace("  ", " ")
+        return f"{self.kind} {self.before} → {self.after}"
+
+
+@dataclass(frozen=True)
+class GuardDiff:
+    function: str
+    old: str | None  #: compile id
+    new: str | None
+    added: tuple[GuardLine, ...]
+    removed: tuple[GuardLine, ...]
+    changed: tuple[FieldChange, ...]
+
+
+def _tensor_fields(text: str) -> dict[str, str]:
+    fields = {m.group("key"): m.group("value").strip() for m in _TENSOR_FIELDS.finditer(text)}
+    dtype = _DTYPE.search(text)
+    if dtype:
+        fields["dtype"] = dtype.group("value")
+    return fields
+
+
+def _keyed(entry: CacheEntry) -> dict[tuple, GuardLine]:
+    """TENSOR_MATCH guards are keyed by source (so a change is one change); others by text."""
+    out: dict[tuple, GuardLine] = {}
+    for g in entry.guards:
+        key = (g.kind, g.source) if g.kind == "TENSOR_MATCH" else (g.kind, g.source, g.text)
+        out.setdefault(key, g)
+    return out
+
+
+def guard_diff(old: CacheEntry, new: CacheEntry) -> GuardDiff:
+    before, after = _keyed(old), _keyed(new)
+    added = tuple(g for k, g in after.items() if k not in before)
+    removed = tuple(g for k, g in before.items() if k not in after)
+    changed = []
+    for key in before.keys() & after.keys():
+        a, b = before[key], after[key]
+        if a.text != b.text:
+            fa, fb = _tensor_fields(a.text), _tensor_fields(b.text)
+            diff = {k: (fa.get(k, "-"), fb.get(k, "-")) for k in {**fa, **fb}
+                    if fa.get(k) != fb.get(k)}
+            changed.append(FieldChange(a.kind, a.source, a.text, b.text, diff))
+    changed.sort(key=lambda c: (c.kind, c.source or ""))
+    return GuardDiff(new.function, old.compile_id, new.compile_id, added, removed, tuple(changed))
+
+
+def diffs(run: Run) -> list[GuardDiff]:
+    """Between consecutive entries of each frame, oldest first."""
+    by_frame: dict[tuple, list[CacheEntry]] = {}
+    for entry in run.entries:
+        by_frame.setdefault((entry.function, entry.filename, entry.line), []).append(entry)
+    return [guard_diff(a, b) for entries in by_frame.values() for a, b in zip(entries, entries[1:])]
+
+
+def kinds(entry: CacheEntry) -> dict[str, int]:
+    return dict(Counter(g.kind for g in entry.guards).most_common())
+
+
+def shape_env_guards(entry: CacheEntry) -> list[str]:
+    return [g.text for g in entry.guards if g.kind == SHAPE_ENV]
+
+
+# --- measured fixes -------------------------------------------------------------------------------
+
+def _name(source: str | None) -> str:
+    match = re.fullmatch(r"L\['([^']+)'\](.*)", source or "")
+    return match.group(1) + match.group(2) if match else (source or "arg")
+
+
+def change_for(strategy: Strategy, batch: list[tuple[str, int]]) -> list[str]:
+    """The concrete change to the user's code that this strategy stands for.
+
+    ``batch``: (Dynamo source, dim) of every batch dim, e.g. [("L['x']", 0), ("L['values']", 0)].
+    """
+    lines: list[str] = []
+    if strategy.dynamic is not None:
+        lines.append(f"torch.compile(fn, dynamic={strategy.dynamic})")
+    if strategy.mark:
+        module, fn = MARKS[strategy.mark]
+        opts = "".join(f", {k}={v!r}" for k, v in strategy.mark_options.items())
+        lines.append("# right before each call, in eager code (outside the compiled region):")
+        lines += [f"{module}.{fn}({_name(s)}, {d}{opts})" for s, d in batch]
+        if strategy.mark == "unbacked" and batch:
+            (first, d0), rest = batch[0], batch[1:]
+            lines.append("# inside the compiled function (one batch symbol, no 0/1 guard, no "
+                         "runtime Eq assert):")
+            lines.append(f"torch._check({_name(first)}.shape[{d0}] >= 1)")
+            lines += [f"torch._check({_name(first)}.shape[{d0}] == {_name(s)}.shape[{d}])"
+                      for s, d in rest]
+    sources = ",".join(f"{s}:{d}" for s, d in batch)
+    for dotted, value in strategy.config.items():
+        value = sources if value == BATCH_SOURCES else value
+        lines.append(f"{dotted} = {value!r}")
+    if strategy.stance:
+        lines.append(f"torch.compiler.set_stance({strategy.stance!r})")
+    for key, value in strategy.compile.items():
+        lines.append(f"torch.compile(fn, {key}={value!r})")
+    if strategy.as_is:
+        lines.append("keep the target's own torch.compile decoration")
+    return lines or ["torch.compile(fn)  # the defaults"]
+
+
+@dataclass(frozen=True)
+class Fix:
+    strategy: str
+    change: tuple[str, ...]
+    compiles: int | None
+    steady_state_us: float | None
+
+
+@dataclass(frozen=True)
+class Recompile:
+    call_index: int
+    batch_before: int | None
+    batch_after: int
+    compile_id: str | None
+    reason: str | None
+    reason_kind: str | None
+    reason_detail: dict | None
+    fixes: tuple[Fix, ...]
+    no_fix_why: str | None
+
+
+def recompiles(run: Run, runs: list[Run], strategies: Mapping[str, Strategy],
+               batch: list[tuple[str, int]]) -> list[Recompile]:
+    """Each recompile of ``run``, with the strategies of the same sequence that measurably did
+    not recompile on that call and matched eager."""
+    out = []
+    events = {e.compile_id: e for e in run.compile_events}
+    for t in analysis.transitions(run):
+        event = events.get(t.compile_id)
+        fixes = []
+        for other in runs:
+            if other is run or not analysis.eligible(other) or other.outputs_match is not True:
+                continue
+            call = other.calls[t.call_index] if t.call_index < len(other.calls) else None
+            if call is None or call.event in ("recompile", "error", "eager"):
+                continue
+            strategy = strategies.get(other.strategy)
+            if strategy is None:
+                continue
+            fixes.append(Fix(other.strategy, tuple(change_for(strategy, batch)), other.compiles,
+                             other.steady_state_us))
+        fixes.sort(key=lambda f: (f.compiles if f.compiles is not None else 1 << 30,
+                                  f.steady_state_us or 0.0))
+        kind = event.reason_kind if event else None
+        out.append(Recompile(t.call_index, t.batch_before, t.batch_after, t.compile_id, t.reason,
+                             kind, event.reason_detail if event else None, tuple(fixes),
+                             None if fixes else NO_FIX_WHY.get(kind or "other",
+                                                               NO_FIX_WHY["other"])))
+    return out
+
+
+# --- cost -----------------------------------------------------------------------------------------
+
+def slow_winner(runs: list[Run], ratio: float = 1.2) -> str | None:
+    """A note when a strategy with the fewest compiles is the slowest to run (by >= ratio)."""
+    timed = [r for r in runs if analysis.eligible(r) and r.steady_state_us is not None]
+    if len(timed) < 2:
+        return None
+    fewest = min(r.compiles for r in timed)  # type: ignore[type-var]
+    slowest = max(timed, key=lambda r: r.steady_state_us)  # type: ignore[arg-type,return-value]
+    fastest = min(timed, key=lambda r: r.steady_state_us)  # type: ignore[arg-type,return-value]
+    if slowest.compiles == fewest and slowest.steady_state_us >= ratio * fastest.steady_state_us:
+        return (f"{slowest.strategy} compiles least ({slowest.compiles}) but runs slowest: "
+                f"{slowest.steady_state_us:.1f} µs/call vs {fastest.steady_state_us:.1f} "
+                f"({fastest.strategy}).")
+    return None
+
+
+# --- the whole explanation ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Explanation:
+    run: Run
+    diffs: tuple[GuardDiff, ...]
+    recompiles: tuple[Recompile, ...]
+
+
+def explain(report: Report, strategies: Mapping[str, Strategy], batch: list[tuple[str, int]],
+            chosen: list[str] | None = None,
+            sequence: str | None = None) -> tuple[list[Explanation], list[str]]:
+    """Explanations for the chosen strategies (default: every one that compiled more than once),
+    and the cost notes per sequence."""
+    out, notes = [], []
+    for name, _ in report.sequences():
+        if sequence is not None and name != sequence:
+            continue
+        runs = report.runs_for(name)
+        note = slow_winner(runs)
+        if note:
+            notes.append(f"{name}: {note}")
+        for run in runs:
+            wanted = (run.strategy in chosen if chosen is not None
+                      else (run.compiles or 0) > 1)
+            if wanted:
+                out.append(Explanation(run, tuple(diffs(run)),
+                                       tuple(recompiles(run, runs, strategies, batch))))
+    return out, notes
+
+
+def to_dict(report: Report, explanations: list[Explanation], notes: list[str]) -> dict[str, Any]:
+    from .model import to_dict as report_dict
+
+    def entry(e: CacheEntry) -> dict[str, Any]:
+        return {"compile_id": e.compile_id, "function": e.function, "call_index": e.call_index,
+                "batch_size": e.batch_size, "guard_count": e.guard_count,
+                "leaf_guard_count": e.leaf_guard_count, "guards_by_kind": kinds(e),
+                "shape_env_guards": shape_env_guards(e)}
+
+    return {
+        "schema_version": 1,
+        "explanations": [{
+            "sequence_name": x.run.sequence_name, "sequence": list(x.run.sequence),
+            "strategy": x.run.strategy, "compiles": x.run.compiles,
+            "recompiles": x.run.recompiles,
+            "steady_state_us": x.run.steady_state_us, "eager_us": x.run.eager_us,
+            "guard_check_us": x.run.guard_check_us,
+            "guard_latency_us_cold": x.run.guard_latency_us,
+            "entries": [entry(e) for e in x.run.entries],
+            "diffs": [asdict(d) for d in x.diffs],
+            "recompile_reasons": [asdict(r) for r in x.recompiles],
+        } for x in explanations],
+        "costs": [{"sequence_name": r.sequence_name, "strategy": r.strategy,
+                   "compiles": r.compiles, "steady_state_us": r.steady_state_us,
+                   "eager_us": r.eager_us, "guard_check_us": r.guard_check_us,
+                   "guard_latency_us_cold": r.guard_latency_us} for r in report.runs],
+        "notes": notes,
+        "report": report_dict(report),
+    }

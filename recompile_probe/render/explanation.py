@@ -1,0 +1,146 @@
+"""`explain` output: entries, guard diffs, classified reasons with measured fixes, and costs."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .. import explain as ex
+from ..analysis import plural
+from ..model import Report, Run
+from . import cells
+
+COST_HEADERS = ("strategy", "compiles", "µs/call", "eager µs", "guard check µs",
+                "cold guard µs")
+COST_LEGEND = ("µs/call: median of the last call repeated (marks included); guard check µs: warm "
+               "guard_manager.check of the entry that served it, on the real inputs; cold guard "
+               "µs: CompilationMetrics.guard_latency_us, measured at compile with caches "
+               "flushed, not a steady-state cost.")
+
+
+def _cost_row(run: Run) -> list[str]:
+    return [run.strategy, cells.num(run.compiles), cells.num(run.steady_state_us, "{:.1f}"),
+            cells.num(run.eager_us, "{:.1f}"), cells.num(run.guard_check_us, "{:.2f}"),
+            cells.num(run.guard_latency_us)]
+
+
+def _headline(run: Run) -> str:
+    return (f"{run.strategy} · sequence {run.sequence_name}: B = "
+            f"{' → '.join(map(str, run.sequence))} · {cells.num(run.compiles)} compiles, "
+            f"{cells.num(run.recompiles)} recompiles")
+
+
+def _entry_lines(run: Run) -> list[str]:
+    lines: list[str] = []
+    frame = None
+    for e in run.entries:
+        if (e.function, e.filename) != frame:
+            frame = (e.function, e.filename)
+            lines.append(f"Cache entries of {e.function} ({e.filename}:{e.line})")
+        made = (f"call {e.call_index}, B={e.batch_size}" if e.call_index is not None
+                else "made before the sequence")
+        lines.append(f"  {e.compile_id}  {made} · guard_count {cells.num(e.guard_count)} "
+                     f"(metrics) · {cells.num(e.leaf_guard_count)} leaf guards (tree)")
+        by_kind = ", ".join(f"{k} {n}" for k, n in ex.kinds(e).items())
+        lines.append(f"      by kind: {by_kind or cells.NA}")
+        shape = ex.shape_env_guards(e)
+        lines.append("      shape-env guards: " + ("; ".join(shape) if shape else "none"))
+    return lines
+
+
+def _diff_lines(d: ex.GuardDiff) -> list[str]:
+    lines = [f"Guard diff {d.function} {d.old} → {d.new}"]
+    lines += [f"  ~ {c.describe()}" for c in d.changed]
+    lines += [f"  + {g.kind} {g.text}" for g in d.added]
+    lines += [f"  - {g.kind} {g.text}" for g in d.removed]
+    if len(lines) == 1:
+        lines.append("  (no guard differs)")
+    return lines
+
+
+def _recompile_lines(r: ex.Recompile) -> list[str]:
+    before = "?" if r.batch_before is None else r.batch_before
+    lines = [f"Recompile at call {r.call_index} (B {before} → {r.batch_after}), "
+             f"{r.compile_id}: {r.reason_kind or 'other'}"]
+    lines += [f"  {line}" for line in cells.reason(r.reason).splitlines()]
+    d = r.reason_detail or {}
+    facts = [f"{k} {d[k]}" for k in ("source", "what", "dim", "expected", "actual")
+             if d.get(k) is not None]
+    if facts:
+        lines.append("  " + ", ".join(facts))
+    if r.fixes:
+        lines.append("  Measured fixes (no recompile on this call, outputs match eager):")
+        for fix in r.fixes:
+            cost = cells.num(fix.steady_state_us, "{:.1f}")
+            compiles = "n/a compiles" if fix.compiles is None else plural(fix.compiles, "compile")
+            lines.append(f"    {fix.strategy} ({compiles}, {cost} µs/call):")
+            lines += [f"        {line}" for line in fix.change]
+    else:
+        lines.append(f"  No strategy in this run removes it: {r.no_fix_why}")
+    return lines
+
+
+def _blocks(x: ex.Explanation) -> list[list[str]]:
+    blocks = [_entry_lines(x.run)]
+    blocks += [_diff_lines(d) for d in x.diffs]
+    blocks += [_recompile_lines(r) for r in x.recompiles]
+    return blocks
+
+
+def render(report: Report, explanations: list[ex.Explanation], notes: list[str], *,
+           color: bool = False, width: int = 100) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=color, no_color=not color,
+                      highlight=False, color_system="auto" if color else None)
+    if not explanations:
+        console.print("Nothing to explain: no chosen strategy compiled more than once. "
+                      "Pick one with --strategy.")
+    for x in explanations:
+        console.print(Text("\n" + _headline(x.run), style="bold"))
+        for block in _blocks(x):
+            console.print(Text("\n".join(block)), soft_wrap=False, overflow="fold")
+    for name, _ in report.sequences():
+        runs = [r for r in report.runs_for(name) if r.status != "unsupported"]
+        if not runs or not any(x.run.sequence_name == name for x in explanations):
+            continue
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True,
+                      title=f"Runtime cost, sequence {name} (last call repeated)",
+                      title_justify="left")
+        for i, header in enumerate(COST_HEADERS):
+            table.add_column(header, justify="left" if i == 0 else "right")
+        for run in runs:
+            table.add_row(*_cost_row(run))
+        console.print(table)
+        console.print(Text(COST_LEGEND, style="dim"))
+    for note in notes:
+        console.print(Text(f"Note: {note}", style="bold yellow"))
+    return buffer.getvalue()
+
+
+def markdown(report: Report, explanations: list[ex.Explanation], notes: list[str]) -> str:
+    out = [f"## recompile-probe explain: {report.scenario.name}", ""]
+    for x in explanations:
+        out += [f"### {_headline(x.run)}", "", "```text"]
+        for block in _blocks(x):
+            out += block + [""]
+        out[-1] = "```"
+        out.append("")
+    for name, _ in report.sequences():
+        runs = [r for r in report.runs_for(name) if r.status != "unsupported"]
+        out += [f"Runtime cost, sequence `{name}`:", "",
+                "| " + " | ".join(COST_HEADERS) + " |", "|" + "---|" * len(COST_HEADERS)]
+        out += ["| " + " | ".join(_cost_row(r)) + " |" for r in runs] + ["", COST_LEGEND, ""]
+    out += [f"> {n}" for n in notes]
+    return "\n".join(out) + "\n"
+
+
+def as_json(report: Report, explanations: list[ex.Explanation], notes: list[str]) -> str:
+    import json
+
+    data: dict[str, Any] = ex.to_dict(report, explanations, notes)
+    return json.dumps(data, indent=2, default=list) + "\n"

@@ -1,0 +1,153 @@
+"""`explain`: entries, guard diffs, measured fixes and costs on real runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from recompile_probe import explain as ex
+from recompile_probe import scenario as scenario_mod
+from recompile_probe.cli import app
+from recompile_probe.session import run_scenario
+
+
+@pytest.fixture(scope="module")
+def default_report():
+    scenario = scenario_mod.load(None)
+    return scenario, run_scenario(scenario)
+
+
+def test_explain_default_shows_entries_diff_kind_and_measured_fixes():
+    result = CliRunner().invoke(app, ["explain", "--strategy", "default", "--sequence", "rl",
+                                      "--quiet"], terminal_width=100)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "0/0  call 0, B=1" in out and "0/1  call 1, B=2" in out
+    assert "~ TENSOR_MATCH L['x'] size=[1, 4096] → size=[None, 4096]" in out
+    assert "+ SHAPE_ENV 2 <= L['x'].size()[0]" in out
+    assert "Recompile at call 1 (B 1 → 2), 0/1: zero_one_specialization" in out
+    fixes = out.split("Measured fixes")[1].split("Runtime cost")[0]
+    for name in ("mark_unbacked", "unbacked_sources", "backed_size_oblivious"):
+        assert f"    {name} (1 compile," in fixes
+    assert "torch._dynamo.decorators.mark_unbacked(x, 0)" in fixes
+    assert "torch._check(x.shape[0] == values.shape[0])" in fixes
+    assert "default " not in fixes.split("\n", 1)[1].split("Runtime")[0].replace(
+        "default)", "")  # default itself recompiled: never its own fix
+    assert "guard check µs" in out and "cold guard µs" in out
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_guard_diff_on_a_real_pair(default_report):
+    _, report = default_report
+    run = next(r for r in report.runs if r.strategy == "default" and r.sequence_name == "rl")
+    old, new = run.entries
+    diff = ex.guard_diff(old, new)
+    changed = {c.source: c.fields for c in diff.changed}
+    assert changed["L['x']"] == {"size": ("[1, 4096]", "[None, 4096]")}
+    assert changed["L['values']"] == {"size": ("[1, 1]", "[None, 1]")}
+    assert {g.text for g in diff.added} == {"2 <= L['x'].size()[0]",
+                                            "L['values'].size()[0] == L['x'].size()[0]"}
+    assert diff.removed == ()
+    assert ex.shape_env_guards(new) == ["L['values'].size()[0] == L['x'].size()[0]",
+                                        "2 <= L['x'].size()[0]"]
+    # relational guards hang under both tensors but are counted once
+    assert ex.kinds(new)["NO_TENSOR_ALIASING"] == 1
+
+
+def test_entry_figures_match_dynamo(default_report):
+    """Entries and cold guard latency against Dynamo's own records, right after a run."""
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+    from torch._dynamo.utils import get_compilation_metrics
+
+    from recompile_probe.targets.logprobs import count_greater_than
+
+    scenario = scenario_mod.with_overrides(scenario_mod.load(None), strategies=["default"],
+                                           sequence=[1, 2, 8])
+    (run,) = run_scenario(scenario).runs
+    live = _debug_get_cache_entry_list(count_greater_than)
+    assert sorted(str(e.compile_id) for e in live) == [e.compile_id for e in run.entries]
+    metrics = get_compilation_metrics()
+    assert run.guard_latency_us == metrics[-1].guard_latency_us
+    assert [e.guard_count for e in run.entries] == [m.guard_count for m in metrics]
+    assert run.guard_check_us is not None and 0 < run.guard_check_us < 1000
+
+
+def test_dtype_change_has_no_fix_and_says_why(write_scenario):
+    path = write_scenario("""
+        target: user_targets.py:double
+        factory: user_targets.py:make_dtype_switch
+        batch_dims: {0: [0]}
+        sequences: {s: [2, 3]}
+        strategies: [default, mark_unbacked, unbacked_sources]
+    """)
+    result = CliRunner().invoke(app, ["explain", str(path), "--quiet", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert {x["strategy"] for x in data["explanations"]} == {"default", "mark_unbacked",
+                                                             "unbacked_sources"}
+    for x in data["explanations"]:
+        (recompile,) = x["recompile_reasons"]
+        assert recompile["reason_kind"] == "dtype_change"
+        assert recompile["fixes"] == []
+        assert "cannot be removed by marking dims" in recompile["no_fix_why"]
+
+
+def test_explain_json_and_markdown_carry_costs():
+    result = CliRunner().invoke(app, ["explain", "--strategy", "default", "--quiet", "-f",
+                                      "json"])
+    data = json.loads(result.stdout)
+    costs = {(c["sequence_name"], c["strategy"]): c for c in data["costs"]}
+    mark = costs[("rl", "mark_unbacked")]
+    assert mark["steady_state_us"] > 0 and mark["eager_us"] > 0 and mark["guard_check_us"] > 0
+    assert "guard_latency_us_cold" in mark
+    assert data["report"]["schema_version"] == 1
+    md = CliRunner().invoke(app, ["explain", "--strategy", "default", "--quiet", "-f",
+                                  "markdown"]).stdout
+    assert "| strategy | compiles | µs/call | eager µs | guard check µs |" in md
+
+
+def test_explain_bad_sequence_is_a_usage_error():
+    result = CliRunner().invoke(app, ["explain", "--sequence", "rll", "--quiet"])
+    assert result.exit_code == 2 and "Did you mean 'rl'" in result.output
+
+
+def test_slow_winner_note():
+    from test_analysis import _run
+
+    runs = [_run("fast", 2, 9, 10.0), _run("slow_but_one_compile", 1, 9, 30.0)]
+    assert "slow_but_one_compile compiles least (1) but runs slowest" in ex.slow_winner(runs)
+    assert ex.slow_winner([_run("a", 1, 9, 10.0), _run("b", 2, 9, 11.0)]) is None
+
+
+def test_trace_dir_writes_one_trace_per_strategy(tmp_path):
+    result = CliRunner().invoke(app, ["run", "--strategies", "default,mark_unbacked",
+                                      "--sequence", "1,2,8", "--quiet", "-f", "json",
+                                      "--trace-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    runs = json.loads(result.stdout)["runs"]
+    for run in runs:
+        assert run["trace_file"] == str(tmp_path / run["strategy"] / "cli.log")
+        assert (tmp_path / run["strategy"] / "cli.log").stat().st_size > 0
+    assert "tlparse " in result.stderr
+
+
+TLPARSE = shutil.which("tlparse") or shutil.which("tlparse", path=str(Path(sys.executable).parent))
+
+
+@pytest.mark.skipif(TLPARSE is None, reason="tlparse is not installed (pip install -e .[dev])")
+def test_tlparse_reads_our_trace_and_agrees_on_compile_ids(tmp_path):
+    result = CliRunner().invoke(app, ["run", "--strategies", "default", "--sequence", "1,2,8",
+                                      "--quiet", "-f", "json", "--trace-dir", str(tmp_path)])
+    (run,) = json.loads(result.stdout)["runs"]
+    out = tmp_path / "parsed"
+    subprocess.run([TLPARSE, run["trace_file"], "-o", str(out), "--no-browser"], check=True,
+                   capture_output=True)
+    directory = json.loads((out / "compile_directory.json").read_text())
+    ids = sorted(k.strip("[]") for k in directory if "-" not in k)
+    assert ids == [e["compile_id"] for e in run["compile_events"]] == ["0/0", "0/1"]

@@ -1,0 +1,118 @@
+"""Every reason kind from a real torch recompile (not only from strings), and the fallback."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from recompile_probe import reasons
+from recompile_probe.recorder import Recorder
+
+
+def _kinds(fn, calls, **compile_kwargs):
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="eager", **compile_kwargs)
+    with Recorder() as rec:
+        for make in calls:
+            args, ctx = make()
+            with ctx:
+                try:
+                    compiled(*args)
+                except Exception:  # noqa: BLE001
+                    pass
+    torch._dynamo.reset()
+    return [(e.reason_kind, e.reason_detail) for e in rec.events if e.recompile]
+
+
+def plain(*args):
+    import contextlib
+
+    return lambda: (args, contextlib.nullcontext())
+
+
+def double(x):
+    return x * 2
+
+
+def scale(x, s):
+    return x * s
+
+
+def pair(x, v):
+    return (x >= v).sum(-1)
+
+
+CASES = [
+    ("zero_one_specialization", double, [plain(torch.randn(1, 4)), plain(torch.randn(2, 4))], {},
+     {"source": "L['x']", "what": "size", "dim": 0, "expected": "1", "actual": "2"}),
+    ("zero_one_specialization", double, [plain(torch.randn(3, 4)), plain(torch.randn(4, 4)),
+                                         plain(torch.randn(1, 4))], {},
+     {"what": "shape-env expression", "source": "L['x']", "dim": 0}),
+    ("static_size_change", double, [plain(torch.randn(2, 4)), plain(torch.randn(3, 4))],
+     {"dynamic": False}, {"what": "size", "expected": "2", "actual": "3"}),
+    ("dtype_change", double, [plain(torch.randn(2)), plain(torch.randn(2, dtype=torch.float64))],
+     {}, {"what": "dtype", "expected": "Float", "actual": "Double"}),
+    ("requires_grad_change", double, [plain(torch.randn(2)),
+                                      plain(torch.randn(2, requires_grad=True))], {},
+     {"what": "requires_grad", "expected": "False", "actual": "True"}),
+    ("stride_change", double, [plain(torch.randn(4, 6)), plain(torch.randn(6, 4).t())], {},
+     {"what": "stride", "dim": 0}),
+    ("python_scalar_change", scale, [plain(torch.randn(2), 0.5), plain(torch.randn(2), 0.7)], {},
+     {"what": "value", "source": "L['s']", "expected": "0.5"}),
+    ("global_or_config_change", double, [plain(torch.randn(2)),
+                                         lambda: ((torch.randn(2),), torch.no_grad())], {},
+     {"what": "global state", "source": "grad_mode"}),
+    ("shape_env_guard", pair, [plain(torch.randn(2, 8), torch.randn(2, 1)),
+                               plain(torch.randn(3, 8), torch.randn(3, 1)),
+                               plain(torch.randn(4, 8), torch.randn(1, 1))], {"dynamic": True},
+     {"what": "shape-env expression"}),
+    ("other", double, [plain(torch.randn(2)), plain(3.0)], {}, {"what": "type"}),
+]
+
+
+@pytest.mark.parametrize("kind, fn, calls, kwargs, detail", CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_each_kind_from_a_real_recompile(kind, fn, calls, kwargs, detail):
+    found = _kinds(fn, calls, **kwargs)
+    assert found, "expected a recompile"
+    got_kind, got_detail = found[-1]
+    assert got_kind == kind, got_detail
+    for key, value in detail.items():
+        assert got_detail[key] == value, (key, got_detail)
+
+
+def test_recompile_limit_hit_from_a_real_run():
+    with torch._dynamo.config.patch(recompile_limit=1):
+        found = _kinds(double, [plain(torch.randn(n, 2)) for n in (2, 3)], dynamic=False)
+    assert found[-1][0] == "recompile_limit_hit"
+
+
+def test_unknown_text_falls_back_to_other_with_the_raw_text():
+    detail = reasons.classify("0/0: something Dynamo will say in 2027 (x, y)")
+    assert detail.kind == "other" and detail.what == "unknown"
+    assert detail.text == "something Dynamo will say in 2027 (x, y)"
+    free = reasons.classify("not even the usual format")
+    assert free.kind == "other" and free.text == "not even the usual format"
+    assert reasons.classify(None) is None and reasons.classify("") is None
+
+
+def test_stack_trace_lines_are_not_reasons():
+    text = ("0/0: s == 0.5  # comment\nUser stack trace:\n  File \"x.py\", line 1, in f\n"
+            "0/1: tensor 'x' size mismatch at index 0. expected 1, actual 2")
+    assert reasons.failure_lines(text) == [
+        "0/0: s == 0.5  # comment", "0/1: tensor 'x' size mismatch at index 0. expected 1, "
+        "actual 2"]
+
+
+def test_kinds_reach_the_json_and_the_run_table():
+    from recompile_probe import scenario as scenario_mod
+    from recompile_probe.model import to_dict
+    from recompile_probe.render import render
+    from recompile_probe.session import run_scenario
+
+    report = run_scenario(scenario_mod.with_overrides(
+        scenario_mod.load(None), strategies=["default"], sequence=[1, 2, 8]))
+    event = to_dict(report)["runs"][0]["compile_events"][1]
+    assert event["reason_kind"] == "zero_one_specialization"
+    assert event["reason_detail"]["source"] == "L['x']"
+    assert "zero_one_specialization" in render(report, "table")
