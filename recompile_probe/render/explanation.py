@@ -30,9 +30,10 @@ def _cost_row(run: Run) -> list[str]:
 
 
 def _headline(run: Run) -> str:
+    counts = ("n/a compiles" if run.compiles is None else
+              f"{plural(run.compiles, 'compile')}, {plural(run.recompiles or 0, 'recompile')}")
     return (f"{run.strategy} · sequence {run.sequence_name}: B = "
-            f"{' → '.join(map(str, run.sequence))} · {cells.num(run.compiles)} compiles, "
-            f"{cells.num(run.recompiles)} recompiles")
+            f"{' → '.join(map(str, run.sequence))} · {counts}")
 
 
 def _entry_lines(run: Run) -> list[str]:
@@ -46,10 +47,22 @@ def _entry_lines(run: Run) -> list[str]:
                 else "made before the sequence")
         lines.append(f"  {e.compile_id}  {made} · guard_count {cells.num(e.guard_count)} "
                      f"(metrics) · {cells.num(e.leaf_guard_count)} leaf guards (tree)")
-        by_kind = ", ".join(f"{k} {n}" for k, n in ex.kinds(e).items())
-        lines.append(f"      by kind: {by_kind or cells.NA}")
+        lines += _wrapped("      by kind: ", [f"{k} {n}" for k, n in ex.kinds(e).items()])
         shape = ex.shape_env_guards(e)
         lines.append("      shape-env guards: " + ("; ".join(shape) if shape else "none"))
+    return lines
+
+
+def _wrapped(head: str, items: list[str], width: int = 96) -> list[str]:
+    """Comma-separated items over as many lines as they need, continuation lines indented."""
+    lines, current = [], head
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else "")
+        if len(current) + len(piece) + 1 > width and current.strip() != head.strip():
+            lines.append(current.rstrip())
+            current = " " * len(head)
+        current += piece + " "
+    lines.append(current.rstrip() if items else head + cells.NA)
     return lines
 
 
