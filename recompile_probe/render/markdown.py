@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import analysis
+from ..explain import slow_winner
 from ..model import Report
 from . import cells
 
@@ -49,4 +50,7 @@ def render(report: Report, **_: object) -> str:
         notes = [line for line in (cells.error_line(r) for r in runs) if line]
         out += [f"- {_escape(n)}" for n in notes] + ([""] if notes else [])
         out += [f"**Verdict:** {analysis.verdict(name, runs)}", ""]
+        note = slow_winner(runs)
+        if note:
+            out += [f"> {note}", ""]
     return "\n".join(out)

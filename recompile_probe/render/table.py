@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import analysis
+from ..explain import slow_winner
 from ..model import Report, Run
 from . import cells
 
@@ -69,7 +70,11 @@ def _reasons(runs: list[Run]) -> Table | None:
 
 def _sequence(name: str, sequence: tuple[int, ...], runs: list[Run]) -> Group:
     winner = analysis.best(runs)
-    parts: list = [Text(f"\nSequence {name}: B = {' → '.join(map(str, sequence))}", style="bold"),
+    eager = next((r.eager_us for r in runs if r.eager_us is not None), None)
+    title = f"\nSequence {name}: B = {' → '.join(map(str, sequence))}"
+    if eager is not None:
+        title += f" · eager {eager:.1f} µs/call"
+    parts: list = [Text(title, style="bold"),
                    _summary(runs, winner),
                    Text(f"Timeline ({cells.LEGEND})", style="bold"),
                    _timeline(runs, sequence)]
@@ -81,6 +86,9 @@ def _sequence(name: str, sequence: tuple[int, ...], runs: list[Run]) -> Group:
         parts.append(Text("\nNot run or failed", style="bold"))
         parts += [Text(f"  {line}", style="magenta") for line in notes]
     parts.append(Text(f"\nVerdict: {analysis.verdict(name, runs)}", style="bold"))
+    note = slow_winner(runs)
+    if note:
+        parts.append(Text(f"Note: {note}", style="yellow"))
     return Group(*parts)
 
 
