@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .model import Run
+from .model import CompileEvent, FunctionSummary, ReasonCount, Run
 
 
 @dataclass(frozen=True)
@@ -93,3 +93,43 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
     if failed:
         parts.append(f"error: {', '.join(failed)}")
     return head + "; ".join(parts) + "."
+
+
+def by_function(events: list[CompileEvent], *, cache_entries: dict[tuple, int] | None = None,
+                qualnames: dict[tuple, str] | None = None) -> list[FunctionSummary]:
+    """Per compiled code object (name, file, line), in first-compiled order."""
+    from .reasons import classify, failure_lines, strip_comment
+
+    groups: dict[tuple, list[CompileEvent]] = {}
+    for e in events:
+        groups.setdefault((e.function, e.filename, e.line), []).append(e)
+    out = []
+    for key, group in groups.items():
+        reasons: dict[tuple, int] = {}
+        for e in group:
+            if not e.recompile:
+                continue
+            lines = failure_lines(e.reason)
+            text = strip_comment(lines[0].split(": ", 1)[-1]) if lines else (e.reason or "")
+            kind = e.reason_kind or (classify(e.reason).kind if e.reason else None)
+            reasons[(kind, text)] = reasons.get((kind, text), 0) + 1
+        ok = [e for e in group if not e.failed]
+        latest = ok[-1] if ok else None
+
+        def total(field: str) -> int | None:
+            values = [getattr(e, field) for e in group]
+            return None if any(v is None for v in values) else sum(values)
+
+        out.append(FunctionSummary(
+            function=(qualnames or {}).get(key) or key[0] or "?",
+            filename=key[1], line=key[2],
+            compiles=len(group), recompiles=sum(e.recompile for e in group),
+            failed=sum(e.failed for e in group),
+            graphs=total("graphs"), graph_breaks=total("graph_breaks"),
+            cache_entries=(cache_entries or {}).get(key),
+            guard_count=latest.guard_count if latest else None,
+            shape_env_guard_count=latest.shape_env_guard_count if latest else None,
+            recompile_limit_hit=any(e.reason_kind == "recompile_limit_hit" for e in group),
+            reasons=tuple(ReasonCount(k, t, n) for (k, t), n in reasons.items()),
+        ))
+    return out

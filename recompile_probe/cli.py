@@ -437,6 +437,127 @@ def diff(
             raise typer.Exit(int(ExitCode.BUDGET))
 
 
+def _emit_functions(report: Any, fmt: str, output: Path | None, to_stderr: bool) -> None:
+    from .model import watch_to_json
+    from .render import functions
+
+    if fmt == "json":
+        text = watch_to_json(report)
+    elif fmt == "markdown":
+        text = functions.markdown(report)
+    else:
+        stream = sys.stderr if to_stderr else sys.stdout
+        color = output is None and stream.isatty() and "NO_COLOR" not in os.environ
+        width = shutil.get_terminal_size((120, 24)).columns if stream.isatty() else 160
+        text = functions.render(report, color=color and output is None, width=width)
+    if output is not None:
+        write_atomic(output, text)
+        err.print(f"report written to {output}")
+    elif to_stderr:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    else:
+        sys.stdout.write(text)
+
+
+def _over_budget(report: Any, max_recompiles: int | None) -> bool:
+    if max_recompiles is None:
+        return False
+    total = sum(f.recompiles for f in report.functions)
+    if total > max_recompiles:
+        err.print(f"[bold red]--max-recompiles {max_recompiles} exceeded:[/] {total} recompiles")
+        return True
+    return False
+
+
+def _functions_format(fmt: str) -> None:
+    if fmt not in ("table", "json", "markdown"):
+        raise UsageError(f"--format: expected table, json or markdown, got {fmt!r}")
+
+
+@app.command(
+    help="Run a Python program with the recorder active from its first import, and report "
+         "every compiled function: compiles, recompiles, graphs, graph breaks, cache entries, "
+         "guards and the distinct recompile reasons.\n\n"
+         "Usage: recompile-probe watch [OPTIONS] -- python SCRIPT.py ARGS... (also python -m "
+         "MODULE, and pytest ARGS). The program keeps its argv, stdin, stdout and exit code; the "
+         "report goes to stderr (or --output). Exit: the program's code, or 1 when "
+         "--max-recompiles is exceeded.",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def watch(
+    ctx: typer.Context,
+    max_recompiles: Optional[int] = typer.Option(
+        None, "--max-recompiles", min=0, help="Exit 1 when the program recompiles more."),
+    fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here."),
+    trace_dir: Optional[Path] = typer.Option(
+        None, "--trace-dir", help="Also write TORCH_TRACE structured logs there (for tlparse "
+        "or `recompile-probe summarize`)."),
+    pattern: Optional[str] = typer.Option(
+        None, "--filter", help="Only functions whose name or file matches (glob or substring)."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    with _errors(debug):
+        from . import watch as watch_mod
+
+        _functions_format(fmt)
+        if output is not None and not output.expanduser().parent.is_dir():
+            raise UsageError(f"--output: folder {str(output.expanduser().parent)!r} does not exist")
+        command = list(ctx.args)
+        code, interrupted, lines = watch_mod.run(command, _trace_dir(trace_dir))
+        report = watch_mod.report(command, code, interrupted, lines, pattern)
+        for line in lines:
+            if "warning" in line:
+                err.print(f"[yellow]warning:[/] {line['warning']}")
+        _emit_functions(report, fmt, output, to_stderr=True)
+        raise typer.Exit(1 if _over_budget(report, max_recompiles) else code)
+
+
+@app.command(help="Summarise TORCH_TRACE structured logs written by any run (TORCH_TRACE=dir "
+             "python ..., several ranks allowed) into the same per-function table as `watch`. "
+             "No torch needed.")
+def summarize(
+    trace: Path = typer.Argument(..., help="A trace directory or one trace file."),
+    fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here."),
+    pattern: Optional[str] = typer.Option(None, "--filter", help="Only matching functions."),
+    max_recompiles: Optional[int] = typer.Option(
+        None, "--max-recompiles", min=0, help="Exit 1 when the traces hold more recompiles."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    with _errors(debug):
+        from . import __version__, analysis, tracefile
+        from .model import Tool, WatchReport
+        from .session import environment
+        from .watch import matches
+
+        _functions_format(fmt)
+        files = tracefile.trace_files(trace)
+        reads = [tracefile.read(f) for f in files]
+        functions = []
+        for read in reads:
+            label = Path(read.path).name if len(reads) > 1 else None
+            for f in analysis.by_function(read.events):
+                functions.append(f if label is None else
+                                 replace_summary(f, f"{f.function} [{label}]"))
+        if pattern:
+            functions = [f for f in functions if matches(f, pattern)]
+        report = WatchReport(Tool("recompile-probe", __version__), environment(),
+                             ", ".join(str(f) for f in files), tuple(functions),
+                             tuple(e for r in reads for e in r.events),
+                             skipped_lines=sum(r.skipped_lines for r in reads), kind="summarize")
+        _emit_functions(report, fmt, output, to_stderr=False)
+        if _over_budget(report, max_recompiles):
+            raise typer.Exit(int(ExitCode.BUDGET))
+
+
+def replace_summary(summary: Any, name: str) -> Any:
+    from dataclasses import replace
+
+    return replace(summary, function=name)
+
+
 @app.command(help="List the built-in targets and their parameters.")
 def targets() -> None:
     from rich.table import Table

@@ -246,6 +246,13 @@ def unique_graphs() -> int | None:
     return None if counters is None else int(counters["stats"]["unique_graphs"])
 
 
+def graph_break_count() -> int | None:
+    """Graph breaks Dynamo has counted in this process (all reasons)."""
+    utils = _dynamo_utils()
+    counters = getattr(utils, "counters", None)
+    return None if counters is None else int(sum(counters["graph_break"].values()))
+
+
 def eager_stance() -> contextlib.AbstractContextManager:
     """Run torch.compile'd code inside the target eagerly (for the eager reference)."""
     set_stance = getattr(torch.compiler, "set_stance", None)

@@ -56,6 +56,10 @@ class CompileEvent:
     reason_kind: str | None = None
     reason_detail: dict | None = None
     guard_latency_us: float | None = None  #: CompilationMetrics.guard_latency_us: a COLD figure
+    #: graphs this compile handed to a backend (Dynamo's unique_graphs counter, per compile)
+    graphs: int | None = None
+    #: graph breaks this compile hit (Dynamo's graph_break counter, per compile)
+    graph_breaks: int | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,55 @@ class Run:
     entries: tuple[CacheEntry, ...] = ()
     #: the structured trace of this run (run --trace-dir), for tlparse
     trace_file: str | None = None
+
+
+@dataclass(frozen=True)
+class ReasonCount:
+    """A distinct recompile reason of one function, and how often it occurred."""
+
+    kind: str | None
+    text: str  #: the first failing guard, comment stripped
+    count: int
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    """Everything compiled for one code object, from compile events (watch, summarize, record)."""
+
+    function: str  #: qualified name where known, else co_name
+    filename: str | None
+    line: int | None
+    compiles: int
+    recompiles: int
+    failed: int
+    graphs: int | None
+    graph_breaks: int | None
+    cache_entries: int | None  #: at the end (None: not known, e.g. read from a trace)
+    guard_count: int | None  #: of the latest successful compile
+    shape_env_guard_count: int | None
+    recompile_limit_hit: bool
+    reasons: tuple[ReasonCount, ...] = ()
+
+
+@dataclass(frozen=True)
+class WatchReport:
+    """`watch` (a program run) or `summarize` (trace files read back)."""
+
+    tool: Tool
+    environment: Environment
+    source: str  #: the command line, or the trace files read
+    functions: tuple[FunctionSummary, ...]
+    events: tuple[CompileEvent, ...] = ()
+    exit_code: int | None = None  #: the program's (watch)
+    interrupted: bool = False
+    skipped_lines: int = 0  #: unreadable trace lines (summarize)
+    kind: str = "watch"  #: watch | summarize
+    schema_version: int = SCHEMA_VERSION
+
+
+def watch_to_json(report: WatchReport) -> str:
+    data = dataclasses.asdict(report)
+    return json.dumps({"schema_version": data.pop("schema_version"), **data}, indent=2) + "\n"
 
 
 def figureless_run(target: str, sequence_name: str, sequence: tuple[int, ...], strategy: str,

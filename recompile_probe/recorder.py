@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import re
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from . import compat, reasons
 from .model import CompileEvent
@@ -35,8 +35,11 @@ def parse_recompile_message(message: str) -> tuple[str | None, str]:
 class Recorder:
     """``with Recorder() as rec: ...`` then ``rec.events``."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_event: Callable[[CompileEvent], None] | None = None) -> None:
         self.events: list[CompileEvent] = []
+        self._on_event = on_event
+        self._graphs_seen: int | None = None
+        self._breaks_seen: int | None = None
         self._pending_reasons: list[tuple[str | None, str]] = []
         self._seen_frames: set[tuple] = set()
         self._lock = threading.Lock()
@@ -57,6 +60,7 @@ class Recorder:
             raise
         if not self._streaming:
             self._deque_seen = len(compat.get_metrics())
+        self._graphs_seen, self._breaks_seen = compat.unique_graphs(), compat.graph_break_count()
         self._stack = stack
         return self
 
@@ -117,7 +121,13 @@ class Recorder:
             if reason is None and detail is not None:  # e.g. the recompile limit: no guard failed
                 reason = detail.text
             time_us = m("dynamo_cumulative_compile_time_us")
-            self.events.append(CompileEvent(
+            # Counters move during a compile and the metrics record closes it: the delta since
+            # the previous record belongs to this compile (exact when streaming).
+            graphs_now, breaks_now = compat.unique_graphs(), compat.graph_break_count()
+            graphs = _delta(graphs_now, self._graphs_seen) if self._streaming else None
+            breaks = _delta(breaks_now, self._breaks_seen) if self._streaming else None
+            self._graphs_seen, self._breaks_seen = graphs_now, breaks_now
+            event = CompileEvent(
                 compile_id=None if m("compile_id") is None else str(m("compile_id")),
                 function=function,
                 call_index=None,
@@ -135,7 +145,16 @@ class Recorder:
                 reason_kind=detail.kind if detail else None,
                 reason_detail=detail.to_dict() if detail else None,
                 guard_latency_us=m("guard_latency_us"),
-            ))
+                graphs=graphs,
+                graph_breaks=breaks,
+            )
+            self.events.append(event)
+        if self._on_event is not None:
+            self._on_event(event)
+
+
+def _delta(now: int | None, before: int | None) -> int | None:
+    return None if now is None or before is None else now - before
 
 
 def _first_line(text: str | None) -> str | None:

@@ -12,25 +12,11 @@ user's own compiled code, including compiles of frames the block calls into.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import asdict
 from typing import Any, Iterator
 
-from .model import CompileEvent
-
-
-@dataclass(frozen=True)
-class FunctionStats:
-    function: str | None
-    filename: str | None
-    line: int | None
-    compiles: int
-    recompiles: int
-    failed: int
-    reasons: tuple[str, ...]  #: distinct recompile reasons, first seen first
-
-    @property
-    def where(self) -> str:
-        return f"{self.function} ({self.filename}:{self.line})"
+from .analysis import by_function
+from .model import CompileEvent, FunctionSummary
 
 
 class Recording:
@@ -68,33 +54,23 @@ class Recording:
     def reasons(self) -> list[str]:
         return [e.reason for e in self.events if e.recompile and e.reason]
 
-    def by_function(self) -> list[FunctionStats]:
-        groups: dict[tuple, list[CompileEvent]] = {}
-        for e in self.events:
-            groups.setdefault((e.function, e.filename, e.line), []).append(e)
-        out = []
-        for (function, filename, line), events in groups.items():
-            reasons = list(dict.fromkeys(e.reason for e in events if e.recompile and e.reason))
-            out.append(FunctionStats(function, filename, line, len(events),
-                                     sum(e.recompile for e in events),
-                                     sum(e.failed for e in events), tuple(reasons)))
-        return out
+    def by_function(self) -> list[FunctionSummary]:
+        return by_function(self.events)
 
     def explain(self) -> str:
         """A few lines for an assertion message: per function, counts and reasons."""
         lines = [f"{self.compiles} compiles, {self.recompiles} recompiles, "
                  f"{'n/a' if self.graphs is None else self.graphs} graphs"]
         for f in self.by_function():
-            lines.append(f"  {f.where}: {f.compiles} compiles, {f.recompiles} recompiles")
-            lines += [f"    - {r}" for reason in f.reasons for r in reason.splitlines()]
+            lines.append(f"  {f.function} ({f.filename}:{f.line}): {f.compiles} compiles, "
+                         f"{f.recompiles} recompiles")
+            lines += [f"    - {r.text}" + (f" (x{r.count})" if r.count > 1 else "")
+                      for r in f.reasons]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         return {"compiles": self.compiles, "recompiles": self.recompiles, "graphs": self.graphs,
-                "functions": [{"function": f.function, "filename": f.filename, "line": f.line,
-                               "compiles": f.compiles, "recompiles": f.recompiles,
-                               "failed": f.failed, "reasons": list(f.reasons)}
-                              for f in self.by_function()]}
+                "functions": [asdict(f) for f in self.by_function()]}
 
 
 @contextlib.contextmanager

@@ -30,7 +30,9 @@ def test_record_matches_compile_counter_and_metrics():
     assert rec.recompiles == 2
     functions = {s.function: s for s in rec.by_function()}
     assert functions["f"].compiles == 2 and functions["f"].recompiles == 1
-    assert "size mismatch" in functions["f"].reasons[0]
+    assert "size mismatch" in functions["f"].reasons[0].text
+    assert functions["f"].graphs == 2 and functions["f"].graph_breaks == 2
+    assert functions["f"].reasons[0].kind == "zero_one_specialization"
     assert "2 recompiles" in rec.explain()
 
 
