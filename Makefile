@@ -27,6 +27,7 @@ test: install
 
 bench: install
 	$(BIN)/python benchmarks/cli_overhead.py
+	$(BIN)/python benchmarks/watch_overhead.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache *.egg-info

@@ -74,7 +74,8 @@ def run(command: list[str], trace_dir: str | None = None) -> tuple[int, bool, li
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # the program gets Ctrl-C
         try:
             try:
-                proc = subprocess.Popen(argv, env=env)
+                # The child must not inherit the ignored SIGINT: Python would keep ignoring it.
+                proc = subprocess.Popen(argv, env=env, preexec_fn=_default_sigint)
             except FileNotFoundError:
                 raise UsageError(f"cannot run {argv[0]!r}: no such program") from None
             code = proc.wait()
@@ -92,6 +93,10 @@ def run(command: list[str], trace_dir: str | None = None) -> tuple[int, bool, li
             except json.JSONDecodeError:
                 continue  # a line cut short by a kill
     return code, interrupted, lines
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def report(command: list[str], code: int, interrupted: bool, lines: list[dict],
