@@ -102,6 +102,17 @@ def _sizes(value: str | None) -> list[int] | None:
     return sizes
 
 
+def _writable(flag: str, path: Path | None) -> None:
+    """Fail before any work when a report could not be written where asked."""
+    if path is not None and not path.expanduser().parent.is_dir():
+        raise UsageError(f"{flag}: folder {str(path.expanduser().parent)!r} does not exist")
+
+
+def _color(stream: Any = None) -> bool:
+    stream = stream or sys.stdout
+    return stream.isatty() and "NO_COLOR" not in os.environ
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write whole or not at all: a reader never sees half a report."""
     path = path.expanduser()
@@ -127,7 +138,7 @@ def emit(report: object, fmt: str, output: Path | None) -> None:
         write_atomic(output, render(report, fmt, color=False, width=120))
         err.print(f"report written to {output}")
         return
-    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    color = _color()
     sys.stdout.write(render(report, fmt, color=color, width=_width()))
     sys.stdout.flush()
 
@@ -181,8 +192,7 @@ def run(
             raise UsageError(f"--isolate: expected inline or process, got {isolate!r}")
         if timeout is not None and (isolate != "process" or timeout <= 0):
             raise UsageError("--timeout needs --isolate process and a positive number of seconds")
-        if output is not None and not output.expanduser().parent.is_dir():
-            raise UsageError(f"--output: folder {str(output.expanduser().parent)!r} does not exist")
+        _writable("--output", output)
         overrides = {"strategies": _csv(strategies, "--strategies"), "sequence": _sizes(sequence),
                      "backend": backend}
         if debug:
@@ -283,8 +293,7 @@ def explain(
 
         if fmt not in ("table", "json", "markdown"):
             raise UsageError(f"--format: expected table, json or markdown, got {fmt!r}")
-        if output is not None and not output.expanduser().parent.is_dir():
-            raise UsageError(f"--output: folder {str(output.expanduser().parent)!r} does not exist")
+        _writable("--output", output)
         loaded = scenario_mod.with_overrides(scenario_mod.load(scenario), backend=backend)
         chosen = [n for item in strategy or () for n in _csv(item, "--strategy") or ()] or None
         if chosen is not None:
@@ -312,7 +321,7 @@ def explain(
         elif fmt == "markdown":
             text = explanation.markdown(report, explanations, notes)
         else:
-            color = output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+            color = output is None and _color()
             text = explanation.render(report, explanations, notes, color=color,
                                       width=min(_width(), 100) if output is None else 100)
         if output is not None:
@@ -357,8 +366,7 @@ def check(
             raise UsageError("--update-baseline needs --baseline FILE")
         for flag, path in (("--junit", junit), ("--markdown", markdown), ("--json", json_out),
                            ("--baseline", baseline)):
-            if path is not None and not path.expanduser().parent.is_dir():
-                raise UsageError(f"{flag}: folder {str(path.expanduser().parent)!r} does not exist")
+            _writable(flag, path)
         names = [n for item in strategy or () for n in _csv(item, "--strategy") or ()] or None
         loaded = check_mod.load_all(scenarios, names, max_recompiles)
         stored = None
@@ -370,7 +378,7 @@ def check(
                                           ([] if update_baseline else None),
                                           tolerance=tolerance, accept_baseline=update_baseline,
                                           on_start=on_start, on_run=on_run)
-        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        color = _color()
         # CI logs have no width: never fold a recompile reason there.
         width = _width() if sys.stdout.isatty() else 240
         sys.stdout.write(outcome_mod.render(outcome, color=color, width=width))
@@ -429,7 +437,7 @@ def diff(
         if fmt == "markdown":
             sys.stdout.write(comparison.markdown(pairs, tolerance))
         else:
-            color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+            color = _color()
             sys.stdout.write(comparison.render(pairs, tolerance, color=color, width=_width()))
         regressed = any(c.kind == "regression" for p in pairs
                         for c in baseline_mod.changes(p, tolerance))
@@ -447,7 +455,7 @@ def _emit_functions(report: Any, fmt: str, output: Path | None, to_stderr: bool)
         text = functions.markdown(report)
     else:
         stream = sys.stderr if to_stderr else sys.stdout
-        color = output is None and stream.isatty() and "NO_COLOR" not in os.environ
+        color = output is None and _color(stream)
         width = shutil.get_terminal_size((120, 24)).columns if stream.isatty() else 160
         text = functions.render(report, color=color and output is None, width=width)
     if output is not None:
@@ -502,8 +510,7 @@ def watch(
         from . import watch as watch_mod
 
         _functions_format(fmt)
-        if output is not None and not output.expanduser().parent.is_dir():
-            raise UsageError(f"--output: folder {str(output.expanduser().parent)!r} does not exist")
+        _writable("--output", output)
         command = list(ctx.args)
         code, interrupted, lines = watch_mod.run(command, _trace_dir(trace_dir))
         report = watch_mod.report(command, code, interrupted, lines, pattern)
@@ -623,7 +630,7 @@ def render(
         elif fmt == "junit":
             text = junit_mod.render_many(reports)
         else:
-            color = output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+            color = output is None and _color()
             text = "\n".join(render_one(r, fmt, color=color, width=_width()) for r in reports)
         if output is not None:
             write_atomic(output, text)
