@@ -79,7 +79,8 @@ def eager_reference(target: LoadedTarget, sequence: tuple[int, ...], repeats: in
                 ) from exc
         if repeats:
             args = target.make_args(sequence[-1])
-            ref.steady_us = _median_us(lambda: target.fn(*args), repeats)
+            ref.steady_us = _median_us(_synced(lambda: target.fn(*args),
+                                               _wait_for_device(args)), repeats)
     return ref
 
 
@@ -127,6 +128,28 @@ def describe_error(exc: BaseException, call_index: int | None) -> RunError:
     if bullet:
         message = f"{message} {bullet}"
     return RunError(type(root).__name__, message, call_index)
+
+
+def _wait_for_device(args: tuple) -> Callable[[], None] | None:
+    """A synchronize for the accelerator the inputs live on, so timings include the kernels."""
+    for arg in args:
+        if isinstance(arg, torch.Tensor) and arg.device.type not in ("cpu", "meta"):
+            module = getattr(torch, arg.device.type, None)
+            sync = getattr(module, "synchronize", None)
+            return sync if callable(sync) else None
+    return None
+
+
+def _synced(fn: Callable[[], Any], sync: Callable[[], None] | None) -> Callable[[], Any]:
+    if sync is None:
+        return fn
+
+    def call() -> Any:
+        out = fn()
+        sync()
+        return out
+
+    return call
 
 
 def _median_us(fn: Callable[[], Any], repeats: int) -> float:
@@ -245,15 +268,21 @@ class _Driver:
         #: whether guard checks on our reconstruction of the frame's locals can be trusted:
         #: settled at the first compile (the entry it just made must accept its own call)
         self._locals_ok: bool | None = None
+        self._sync: Callable[[], None] | None = None  # set from the first call's inputs
 
     def _call(self, args: tuple) -> Any:
         if self.mark is not None:  # in eager code, right before the call (the vLLM placement)
             self.mark(args, self.target.batch_dims)
-        return self.compiled(*args)
+        out = self.compiled(*args)
+        if self._sync is not None:  # time the kernels, not only their launch
+            self._sync()
+        return out
 
     def drive(self, sequence: tuple[int, ...]) -> None:
         for index, batch_size in enumerate(sequence):
             args = self.target.make_args(batch_size)
+            if index == 0:
+                self._sync = _wait_for_device(args)
             before = len(self.recorder)
             try:
                 start = time.perf_counter_ns()
