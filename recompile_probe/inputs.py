@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
@@ -60,11 +60,39 @@ def spec_factory(specs: Sequence[TensorSpec | Value], seed: int) -> Callable[[in
     return make
 
 
-def user_factory(fn: Callable[[int], Any], seed: int) -> Callable[[int], tuple]:
+def user_factory(fn: Callable[[int], Any], seed: int,
+                 batch_dims: Mapping[int, tuple[int, ...]]) -> Callable[[int], tuple]:
+    checked = False
+
     def make(batch_size: int) -> tuple:
+        nonlocal checked
         # A factory that draws from the global RNG is made deterministic too.
         torch.manual_seed(seed_for(seed, batch_size))
         args = fn(batch_size)
-        return tuple(args) if isinstance(args, (tuple, list)) else (args,)
+        args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+        if not checked:
+            check_batch_dims(args, batch_dims)
+            checked = True
+        return args
 
     return make
+
+
+def check_batch_dims(args: tuple, batch_dims: Mapping[int, tuple[int, ...]]) -> None:
+    """batch_dims must name tensor arguments and dims they have (a TargetError otherwise)."""
+    from .errors import TargetError
+
+    for index, dims in batch_dims.items():
+        if index >= len(args):
+            raise TargetError(f"batch_dims names argument {index}, but the factory returned "
+                              f"{len(args)} argument(s)",
+                              "Argument indexes count from 0 in the tuple make_inputs returns.")
+        arg = args[index]
+        if not isinstance(arg, torch.Tensor):
+            raise TargetError(f"batch_dims names argument {index}, which is a "
+                              f"{type(arg).__name__}, not a tensor",
+                              "Only tensor dims can follow the batch size.")
+        for dim in dims:
+            if not -arg.dim() <= dim < arg.dim():
+                raise TargetError(f"batch_dims names dim {dim} of argument {index}, which has "
+                                  f"{arg.dim()} dim(s) (shape {list(arg.shape)})")

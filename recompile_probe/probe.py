@@ -19,7 +19,7 @@ import torch
 
 from . import compat, guards
 from . import strategies as strategies_mod
-from .errors import EagerFailure
+from .errors import EagerFailure, ProbeError
 from .model import CacheEntry, Call, CompileEvent, Run, RunError, figureless_run, replace
 from .recorder import Recorder
 from .scenario import Scenario
@@ -62,6 +62,8 @@ def eager_reference(target: LoadedTarget, sequence: tuple[int, ...], repeats: in
                 continue
             try:
                 args = target.make_args(batch_size)
+            except ProbeError:
+                raise
             except Exception as exc:
                 raise EagerFailure(
                     f"making the inputs for batch size {batch_size} (call {index}) failed: "

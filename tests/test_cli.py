@@ -112,3 +112,16 @@ def test_python_dash_m_entry_point():
     result = subprocess.run([sys.executable, "-m", "recompile_probe", "--version"],
                             capture_output=True, text=True, env={**os.environ})
     assert result.returncode == 0 and result.stdout.startswith("recompile-probe ")
+
+
+@pytest.mark.parametrize("batch_dims, fragment", [
+    ("{0: [0], 5: [0]}", "names argument 5, but the factory returned 2"),
+    ("{0: [3]}", "names dim 3 of argument 0, which has 2 dim(s)"),
+])
+def test_batch_dims_that_do_not_fit_the_factory_exit_2(write_scenario, batch_dims, fragment):
+    path = write_scenario("target: user_targets.py:scale_shift\n"
+                          "factory: user_targets.py:make_pair\n"
+                          f"batch_dims: {batch_dims}\nsequences: {{s: [1]}}\n")
+    result = CliRunner().invoke(app, ["run", str(path), "--quiet"])
+    assert result.exit_code == 2, result.output
+    assert fragment in result.output and "Traceback" not in result.output

@@ -20,7 +20,6 @@ def _testcase(suite: ET.Element, report: Report, run: Run) -> tuple[int, int]:
         "classname": f"recompile_probe.{report.scenario.name}.{run.sequence_name}",
         "name": run.strategy,
         "time": f"{seconds:.6f}",
-        "file": report.scenario.path or "",
     })
     summary = (f"sequence {list(run.sequence)}: compiles={cells.num(run.compiles)} "
                f"recompiles={cells.num(run.recompiles)} graphs={cells.num(run.graphs)} "
@@ -47,6 +46,11 @@ def render_many(reports: Iterable[Report], errors: Iterable[tuple[str, str, str]
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for report in reports:
         suite = ET.SubElement(root, "testsuite", {"name": report.scenario.name})
+        properties = ET.SubElement(suite, "properties")
+        for name, value in (("scenario", report.scenario.path or ""),
+                            ("torch", report.environment.torch or ""),
+                            ("recompile-probe", report.tool.version)):
+            ET.SubElement(properties, "property", {"name": name, "value": value})
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for run in report.runs:
             failed, skipped = _testcase(suite, report, run)
@@ -59,8 +63,10 @@ def render_many(reports: Iterable[Report], errors: Iterable[tuple[str, str, str]
     for name, file, message in errors:
         suite = ET.SubElement(root, "testsuite", {"name": name, "tests": "1", "failures": "0",
                                                   "errors": "1", "skipped": "0"})
+        properties = ET.SubElement(suite, "properties")
+        ET.SubElement(properties, "property", {"name": "scenario", "value": file})
         case = ET.SubElement(suite, "testcase", {"classname": f"recompile_probe.{name}",
-                                                 "name": "scenario", "file": file})
+                                                 "name": "scenario"})
         ET.SubElement(case, "error", {"message": message.splitlines()[0] if message else "",
                                       "type": "ScenarioFailed"}).text = message
         totals["tests"] += 1

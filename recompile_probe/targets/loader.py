@@ -56,7 +56,7 @@ def load(scenario: Scenario) -> LoadedTarget:
         factory = resolve(scenario, scenario.factory, "factory")
         if not callable(factory):
             raise scenario.error("factory", f"{scenario.factory!r} is not callable")
-        make_args = inputs.user_factory(factory, scenario.seed)
+        make_args = inputs.user_factory(factory, scenario.seed, scenario.batch_dims)
         nargs = max(scenario.batch_dims) + 1
     else:
         assert scenario.inputs is not None
