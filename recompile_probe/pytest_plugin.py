@@ -65,11 +65,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         _limits(item)
 
 
-@pytest.hookimpl(wrapper=True)
+# Old-style hookwrapper: it works with every pluggy that pytest 7 and 8 bring, so installing
+# recompile-probe can never break a user's test session.
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     limits, reset = _limits(item)
     if not limits and item.config.getoption("recompile_report") is None:
-        return (yield)
+        yield
+        return
     from .recording import record
 
     if reset:
@@ -77,15 +80,23 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 
         torch._dynamo.reset()
     with record() as recording:
-        result = yield
+        outcome = yield
     figures = {"nodeid": item.nodeid, **recording.to_dict()}
     item.config._recompile_results.append(figures)  # type: ignore[attr-defined]
+    if outcome.excinfo is not None:
+        return  # the test failed on its own: that failure is the one to show
     broken = [f"{name}({limit}): {getattr(recording, MARKERS[name])} {MARKERS[name]}"
               for name, limit in limits.items() if getattr(recording, MARKERS[name]) > limit]
     if broken:
-        pytest.fail("torch.compile budget exceeded: " + "; ".join(broken) + "\n"
-                    + recording.explain(), pytrace=False)
-    return result
+        message = ("torch.compile budget exceeded: " + "; ".join(broken) + "\n"
+                   + recording.explain())
+        try:
+            pytest.fail(message, pytrace=False)
+        except pytest.fail.Exception as exc:
+            if hasattr(outcome, "force_exception"):
+                outcome.force_exception(exc)
+            else:  # pluggy < 1.1
+                raise
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
