@@ -311,11 +311,10 @@ def explain(
                                   on_run=on_run)
         from .targets import loader
 
-        target = loader.load(loaded)
-        batch = [(target.arg_names[i], d) for i, dims in sorted(target.batch_dims.items())
-                 if i < len(target.arg_names) and target.arg_names[i] for d in dims]
         known = {name: loaded.strategy(name) for name in loaded.known_strategies()}
-        explanations, notes = explain_mod.explain(report, known, batch, chosen, sequence)
+        explanations, notes = explain_mod.explain(report, known,
+                                                  loader.load(loaded).batch_sources(), chosen,
+                                                  sequence)
         if fmt == "json":
             text = explanation.as_json(report, explanations, notes)
         elif fmt == "markdown":
@@ -534,35 +533,13 @@ def summarize(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     with _errors(debug):
-        from . import __version__, analysis, tracefile
-        from .model import Tool, WatchReport
-        from .session import environment
-        from .watch import matches
+        from . import tracefile
 
         _functions_format(fmt)
-        files = tracefile.trace_files(trace)
-        reads = [tracefile.read(f) for f in files]
-        functions = []
-        for read in reads:
-            label = Path(read.path).name if len(reads) > 1 else None
-            for f in analysis.by_function(read.events):
-                functions.append(f if label is None else
-                                 replace_summary(f, f"{f.function} [{label}]"))
-        if pattern:
-            functions = [f for f in functions if matches(f, pattern)]
-        report = WatchReport(Tool("recompile-probe", __version__), environment(),
-                             ", ".join(str(f) for f in files), tuple(functions),
-                             tuple(e for r in reads for e in r.events),
-                             skipped_lines=sum(r.skipped_lines for r in reads), kind="summarize")
+        report = tracefile.summarize(trace, pattern)
         _emit_functions(report, fmt, output, to_stderr=False)
         if _over_budget(report, max_recompiles):
             raise typer.Exit(int(ExitCode.BUDGET))
-
-
-def replace_summary(summary: Any, name: str) -> Any:
-    from dataclasses import replace
-
-    return replace(summary, function=name)
 
 
 @app.command(help="List the built-in targets and their parameters.")

@@ -12,9 +12,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from .errors import UsageError
+
+if TYPE_CHECKING:
+    from .model import WatchReport
 from .model import CompileEvent
 from .reasons import classify, failure_lines, is_recompile_limit
 
@@ -143,3 +146,27 @@ def _event(m: dict, reasons: dict[str, str], graphs: dict[str, int], breaks: dic
         graphs=graphs.get(cid, 0) if cid else None,
         graph_breaks=breaks.get(cid, 0) if cid else None,
     )
+
+
+def summarize(target: Path, pattern: str | None = None) -> "WatchReport":
+    """The per-function report of every trace file under target (one rank per file)."""
+    from dataclasses import replace
+
+    from . import __version__, analysis
+    from .model import Tool, WatchReport
+    from .session import environment
+    from .watch import matches
+
+    files = trace_files(target)
+    reads = [read(f) for f in files]
+    functions = []
+    for r in reads:
+        label = Path(r.path).name if len(reads) > 1 else None
+        for f in analysis.by_function(r.events):
+            functions.append(f if label is None else replace(f, function=f"{f.function} [{label}]"))
+    if pattern:
+        functions = [f for f in functions if matches(f, pattern)]
+    return WatchReport(Tool("recompile-probe", __version__), environment(),
+                       ", ".join(str(f) for f in files), tuple(functions),
+                       tuple(e for r in reads for e in r.events),
+                       skipped_lines=sum(r.skipped_lines for r in reads), kind="summarize")

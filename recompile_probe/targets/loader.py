@@ -35,6 +35,11 @@ class LoadedTarget:
     #: Dynamo source name of each positional argument (e.g. "L['x']"), None where unknown
     arg_names: list[str | None] = field(default_factory=list)
 
+    def batch_sources(self) -> list[tuple[str, int]]:
+        """(Dynamo source, dim) of every batch dim, e.g. [("L['x']", 0), ("L['values']", 0)]."""
+        return [(name, d) for i, dims in sorted(self.batch_dims.items())
+                if i < len(self.arg_names) and (name := self.arg_names[i]) for d in dims]
+
 
 def load(scenario: Scenario) -> LoadedTarget:
     from .. import inputs
