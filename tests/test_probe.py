@@ -251,3 +251,17 @@ def test_wrong_outputs_are_caught(write_scenario, monkeypatch):
     _, runs, _ = _runs(None, strategies=["default"], sequence=[2, 3])
     run = runs[("cli", "default")]
     assert run.outputs_match is False and [c.outputs_match for c in run.calls] == [False, False]
+
+
+@pytest.mark.parametrize("strategy", ["default", "mark_unbacked"])
+def test_aot_eager_backend_matches_compile_counter(strategy):
+    scenario, runs, _ = _runs(None, strategies=[strategy], sequence=[1, 2, 8],
+                              backend="aot_eager")
+    run = runs[("cli", strategy)]
+    assert run.backend == "aot_eager" and run.outputs_match is True
+    kwargs = {"dynamic": DYNAMIC.get(strategy)}
+    if strategy in MARKS:
+        kwargs.update(mark=MARKS[strategy], batch_dims=loader.load(scenario).batch_dims)
+    target = loader.load(scenario)
+    assert (run.graphs, None) == hand_count(target.fn, target.make_args, run.sequence,
+                                            backend="aot_eager", **kwargs)
