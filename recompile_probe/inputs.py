@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, Mapping, Sequence
 
 import torch
@@ -89,9 +90,11 @@ def check_batch_dims(args: tuple, batch_dims: Mapping[int, tuple[int, ...]]) -> 
                               "Argument indexes count from 0 in the tuple make_inputs returns.")
         arg = args[index]
         if not isinstance(arg, torch.Tensor):
-            raise TargetError(f"batch_dims names argument {index}, which is a "
-                              f"{type(arg).__name__}, not a tensor",
-                              "Only tensor dims can follow the batch size.")
+            # Still a valid run (e.g. a list of B tensors): only the marks have nothing to mark.
+            warnings.warn(f"recompile-probe: batch_dims names argument {index}, a "
+                          f"{type(arg).__name__}, not a tensor: mark strategies leave it "
+                          "unmarked", stacklevel=2)
+            continue
         for dim in dims:
             if not -arg.dim() <= dim < arg.dim():
                 raise TargetError(f"batch_dims names dim {dim} of argument {index}, which has "

@@ -265,3 +265,20 @@ def test_aot_eager_backend_matches_compile_counter(strategy):
     target = loader.load(scenario)
     assert (run.graphs, None) == hand_count(target.fn, target.make_args, run.sequence,
                                             backend="aot_eager", **kwargs)
+
+
+def test_non_tensor_batch_argument_runs_unmarked(write_scenario):
+    """A list of B tensors: marks have nothing to mark, the counts are still Dynamo's."""
+    path = write_scenario("""
+        target: user_targets.py:stack_sum
+        factory: user_targets.py:make_list
+        batch_dims: {0: [0]}
+        sequences: {s: [1, 2, 3]}
+        strategies: [default, mark_unbacked]
+    """)
+    with pytest.warns(UserWarning, match="not a tensor"):
+        scenario, runs, _ = _runs(path)
+    target = loader.load(scenario)
+    for run in runs.values():
+        assert run.status == "ok" and run.outputs_match is True
+        assert run.graphs == hand_count(target.fn, target.make_args, run.sequence)[0]
