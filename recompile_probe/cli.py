@@ -204,7 +204,7 @@ def run(
         with _progress(total, quiet) as (on_start, on_run):
             report = run_scenario(loaded, isolate=isolate, timeout=timeout, overrides=overrides,
                                   trace_dir=_trace_dir(trace_dir), on_start=on_start,
-                                  on_run=on_run)
+                                  on_run=_saving(loaded, fmt, output, on_run))
         emit(report, fmt, output)
         _print_tlparse(report)
         if not quiet and (output is not None or fmt != "table"):
@@ -215,6 +215,27 @@ def run(
         if not report.complete:
             err.print("[bold red]interrupted[/]: the report holds the runs that finished.")
             raise typer.Exit(int(ExitCode.INTERRUPTED))
+
+
+def _saving(scenario: Any, fmt: str, output: Path | None, then: Any) -> Any:
+    """With --output, rewrite the file after every finished run (marked incomplete), so a crash
+    mid-scenario loses only the run in progress."""
+    if output is None:
+        return then
+    from .model import replace
+    from .render import render
+    from .session import header
+
+    finished: list = []
+
+    def on_run(run: Any) -> None:
+        finished.append(run)
+        partial = replace(header(scenario), runs=tuple(finished), complete=False)
+        write_atomic(output, render(partial, fmt, color=False, width=120))
+        if then is not None:
+            then(run)
+
+    return on_run
 
 
 def _trace_dir(path: Path | None) -> str | None:

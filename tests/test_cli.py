@@ -125,3 +125,25 @@ def test_batch_dims_that_do_not_fit_the_factory_exit_2(write_scenario, batch_dim
     result = CliRunner().invoke(app, ["run", str(path), "--quiet"])
     assert result.exit_code == 2, result.output
     assert fragment in result.output and "Traceback" not in result.output
+
+
+def test_output_is_rewritten_after_every_run(tmp_path, monkeypatch):
+    """A crash after the first run still leaves that run on disk, marked incomplete."""
+    from recompile_probe import probe
+
+    out = tmp_path / "r.json"
+    real = probe.probe
+    calls = []
+
+    def crash_on_second(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise MemoryError("simulated crash")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(probe, "probe", crash_on_second)
+    result = CliRunner().invoke(app, ["run", "--strategies", "default,static", "--sequence", "1,2",
+                                      "--quiet", "-f", "json", "-o", str(out)])
+    assert result.exit_code == 3  # the crash is reported as an internal error
+    data = json.loads(out.read_text())
+    assert data["complete"] is False and [r["strategy"] for r in data["runs"]] == ["default"]
