@@ -67,6 +67,24 @@ def test_counts_equal_compilation_metrics_and_cache_entries():
     assert run.guard_count == metrics[-1].guard_count
     assert run.shape_env_guard_count == metrics[-1].shape_env_guard_count
     assert run.cache_entries == len(_debug_get_cache_entry_list(count_greater_than)) == 3
+    assert run.recompiles == sum(m.cache_size > 0 for m in metrics) == 2
+    assert run.compile_time_ms == round(
+        sum(m.dynamo_cumulative_compile_time_us for m in metrics) / 1000, 3)
+    assert [e.graph_op_count for e in run.compile_events] == [m.graph_op_count for m in metrics]
+    # leaf guards of the newest entry, counted straight from Dynamo's guard tree
+    newest = max(_debug_get_cache_entry_list(count_greater_than),
+                 key=lambda e: int(str(e.compile_id).split("/")[1]))
+    root, seen, stack = newest.guard_manager.root, set(), []
+    stack.append(root)
+    while stack:
+        m = stack.pop()
+        seen.update((type(g).__name__, tuple(p.split("  #")[0].strip()
+                                              for p in g.verbose_code_parts()))
+                    for g in m.get_leaf_guards())
+        stack.extend(m.get_child_managers())
+    seen.update(("epilogue", tuple(g.verbose_code_parts())) for g in
+                root.get_epilogue_lambda_guards())
+    assert run.leaf_guard_count == len(seen)
 
 
 @pytest.mark.parametrize("strategy", ["default", "static", "dynamic_true", "mark_dynamic",
