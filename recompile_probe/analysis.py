@@ -48,8 +48,13 @@ def transitions(run: Run) -> list[Transition]:
             continue
         i = event.call_index
         before = run.sequence[i - 1] if i > 0 else None
+        kind = event.reason_kind
+        if kind is None and event.reason:  # a report written before kinds existed
+            from .reasons import classify
+
+            kind = classify(event.reason).kind
         out.append(Transition(run.strategy, i, before, run.sequence[i], event.reason,
-                              event.compile_id, event.reason_kind))
+                              event.compile_id, kind))
     return out
 
 

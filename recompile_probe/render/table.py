@@ -58,13 +58,15 @@ def _reasons(runs: list[Run]) -> Table | None:
     rows = [t for run in runs for t in analysis.transitions(run)]
     if not rows:
         return None
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left")
-    for header in ("strategy", "call", "B", "id", "kind", "reason"):
-        table.add_column(header, no_wrap=header != "reason", overflow="fold")
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    for header in ("strategy", "call", "B", "id", "kind / reason"):
+        table.add_column(header, no_wrap=header != "kind / reason", overflow="fold")
     for t in rows:
         before = "?" if t.batch_before is None else str(t.batch_before)
+        why = Text(t.kind or "other", style="bold")
+        why.append("\n" + cells.reason(t.reason), style="")
         table.add_row(t.strategy, str(t.call_index), f"{before} → {t.batch_after}",
-                      t.compile_id or cells.NA, t.kind or "other", cells.reason(t.reason))
+                      t.compile_id or cells.NA, why)
     return table
 
 
