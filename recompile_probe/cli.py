@@ -268,7 +268,10 @@ def _progress(total: int, quiet: bool) -> Iterator[tuple]:
         return
     if not err.is_terminal:
         def line(r: Any) -> None:
-            figures = (f"{r.compiles} compiles, {r.recompiles} recompiles"
+            from .analysis import plural
+
+            figures = (f"{plural(r.compiles or 0, 'compile')}, "
+                       f"{plural(r.recompiles or 0, 'recompile')}"
                        if r.status == "ok" else (r.error.type if r.error else r.status))
             err.print(f"  {r.sequence_name} / {r.strategy}: {r.status} ({figures})")
 

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..analysis import plural
 from ..model import FunctionSummary, WatchReport
 from . import cells
 
@@ -36,8 +37,9 @@ def _title(report: WatchReport) -> str:
 
 def totals(report: WatchReport) -> str:
     fs = report.functions
-    line = (f"{len(fs)} compiled function{'s' * (len(fs) != 1)}: "
-            f"{sum(f.compiles for f in fs)} compiles, {sum(f.recompiles for f in fs)} recompiles")
+    line = (f"{plural(len(fs), 'compiled function')}: "
+            f"{plural(sum(f.compiles for f in fs), 'compile')}, "
+            f"{plural(sum(f.recompiles for f in fs), 'recompile')}")
     if any(f.recompile_limit_hit for f in fs):
         line += "; recompile limit hit"
     if report.skipped_lines:
