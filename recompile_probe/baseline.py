@@ -71,6 +71,3 @@ def changes(p: Pair, tolerance: int = 0) -> list[Change]:
         out.append(Change(*p.key, "outputs_match", False, True, "improvement"))
     return out
 
-
-def compare(old: Iterable[Report], new: Iterable[Report], tolerance: int = 0) -> list[Change]:
-    return [c for p in pair(old, new) for c in changes(p, tolerance)]

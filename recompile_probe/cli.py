@@ -143,6 +143,8 @@ def emit(report: object, fmt: str, output: Path | None) -> None:
     sys.stdout.flush()
 
 
+QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No progress on stderr.")
+DEBUG_OPTION = typer.Option(False, "--debug", help="Show tracebacks.")
 FORMAT_OPTION = typer.Option("table", "--format", "-f", help="table | json | markdown | junit")
 
 
@@ -180,8 +182,8 @@ def run(
     trace_dir: Optional[Path] = typer.Option(
         None, "--trace-dir", help="Write a structured trace (TORCH_TRACE format) per strategy "
         "under DIR/<strategy>/<sequence>.log, and print the tlparse command for each."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    quiet: bool = QUIET_OPTION,
+    debug: bool = DEBUG_OPTION,
 ) -> None:
     with _errors(debug):
         from . import scenario as scenario_mod
@@ -306,8 +308,8 @@ def explain(
     fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
     trace_dir: Optional[Path] = typer.Option(None, "--trace-dir", help="As for `run`."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    quiet: bool = QUIET_OPTION,
+    debug: bool = DEBUG_OPTION,
 ) -> None:
     with _errors(debug):
         from . import explain as explain_mod
@@ -376,8 +378,8 @@ def check(
     update_baseline: bool = typer.Option(
         False, "--update-baseline", help="Rewrite --baseline with this run (accepting its "
         "changes); created if missing."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    quiet: bool = QUIET_OPTION,
+    debug: bool = DEBUG_OPTION,
 ) -> None:
     with _errors(debug):
         from . import check as check_mod
@@ -448,7 +450,7 @@ def diff(
     fmt: str = typer.Option("table", "--format", "-f", help="table | markdown"),
     fail_on_regression: bool = typer.Option(False, "--fail-on-regression",
                                             help="Exit 1 when NEW regressed against OLD."),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    debug: bool = DEBUG_OPTION,
 ) -> None:
     with _errors(debug):
         from . import baseline as baseline_mod
@@ -527,7 +529,7 @@ def watch(
         "or `recompile-probe summarize`)."),
     pattern: Optional[str] = typer.Option(
         None, "--filter", help="Only functions whose name or file matches (glob or substring)."),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    debug: bool = DEBUG_OPTION,
 ) -> None:
     with _errors(debug):
         from . import watch as watch_mod
@@ -554,7 +556,7 @@ def summarize(
     pattern: Optional[str] = typer.Option(None, "--filter", help="Only matching functions."),
     max_recompiles: Optional[int] = typer.Option(
         None, "--max-recompiles", min=0, help="Exit 1 when the traces hold more recompiles."),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    debug: bool = DEBUG_OPTION,
 ) -> None:
     with _errors(debug):
         from . import tracefile
@@ -588,7 +590,7 @@ def targets() -> None:
 def strategies(
     scenario: Optional[Path] = typer.Argument(None, help="Also list this scenario's "
                                               "custom_strategies.", show_default=False),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    debug: bool = DEBUG_OPTION,
 ) -> None:
     with _errors(debug):
         from rich.table import Table
@@ -614,7 +616,7 @@ def render(
     report: Path = typer.Argument(..., help="A JSON report written by `run`/`check`."),
     fmt: str = FORMAT_OPTION,
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    debug: bool = DEBUG_OPTION,
 ) -> None:
     with _errors(debug):
         _check_format(fmt)

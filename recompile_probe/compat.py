@@ -155,14 +155,6 @@ def guard_root(entry: Any) -> Any | None:
     return getattr(getattr(entry, "guard_manager", None), "root", None)
 
 
-def guard_tree_text(entry: Any) -> str | None:
-    manager = getattr(entry, "guard_manager", None)
-    try:
-        return None if manager is None else str(manager)
-    except Exception:  # noqa: BLE001
-        return None
-
-
 @contextlib.contextmanager
 def quiet_torch_logs() -> Iterator[None]:
     """Silence torch's own log output (the "torch" logger tree) for the duration."""

@@ -10,10 +10,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from . import analysis
-from .model import CacheEntry, GuardLine, Report, Run
+from .model import SHAPE_ENV, CacheEntry, GuardLine, Report, Run
 from .strategies import BATCH_SOURCES, MARKS, Strategy
 
-SHAPE_ENV = "SHAPE_ENV"
 #: guards compared field by field when their source is the same in both entries
 _TENSOR_FIELDS = re.compile(
     r"(?P<key>size|stride|device|requires_grad)=(?P<value>\[[^\]]*\]|[^,)]+)")

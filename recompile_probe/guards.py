@@ -15,9 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import compat
-from .model import GuardLine
-
-SHAPE_ENV = "SHAPE_ENV"
+from .model import SHAPE_ENV, GuardLine
 
 
 @dataclass(frozen=True)
@@ -30,10 +28,6 @@ class EntryInfo:
     compile_id: str | None
     leaf_guard_count: int | None  #: distinct leaf guards in the tree, epilogue (shape-env) included
     guards: tuple[GuardLine, ...]  #: flattened, comments stripped; empty when unreadable
-
-    @property
-    def shape_env_guards(self) -> tuple[str, ...]:
-        return tuple(g.text for g in self.guards if g.kind == SHAPE_ENV)
 
 
 def _strip_comment(part: str) -> str:

@@ -62,6 +62,10 @@ class CompileEvent:
     graph_breaks: int | None = None
 
 
+#: GuardLine.kind of the symbolic guards (the root's epilogue lambda guards)
+SHAPE_ENV = "SHAPE_ENV"
+
+
 @dataclass(frozen=True)
 class GuardLine:
     """One guard of a cache entry: a code part of a leaf guard, comment stripped."""

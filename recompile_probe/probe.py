@@ -21,7 +21,7 @@ from . import compat, guards
 from . import strategies as strategies_mod
 from .errors import EagerFailure, ProbeError
 from .model import CacheEntry, Call, CompileEvent, Run, RunError, figureless_run, replace
-from .recorder import Recorder
+from .recorder import Recorder, delta
 from .scenario import Scenario
 from .strategies import Strategy
 from .targets.loader import LoadedTarget
@@ -238,7 +238,7 @@ def _setup(stack: contextlib.ExitStack, scenario: Scenario, target: LoadedTarget
         # The user's own backend: Dynamo's unique_graphs counter stands in for ours.
         before = compat.unique_graphs()
         compiled: Callable = target.compiled  # type: ignore[assignment]
-        graphs: Callable[[], int | None] = lambda: _delta(compat.unique_graphs(), before)  # noqa
+        graphs: Callable[[], int | None] = lambda: delta(compat.unique_graphs(), before)  # noqa
     else:
         counter = CountingBackend(compat.resolve_backend(
             scenario.backend, scenario.backend_mode,
@@ -396,10 +396,6 @@ def _cache_entry(info: guards.EntryInfo, event: CompileEvent | None,
         guard_count=event.guard_count if event else None,
         shape_env_guard_count=event.shape_env_guard_count if event else None,
         leaf_guard_count=info.leaf_guard_count, guards=info.guards)
-
-
-def _delta(now: int | None, before: int | None) -> int | None:
-    return None if now is None or before is None else now - before
 
 
 def _newest(events: list[CompileEvent], entries: list[guards.EntryInfo] | None,

@@ -117,8 +117,8 @@ def parse_line(line: str) -> ReasonDetail:
 def classify(reason: str | None, *, fail_type: str | None = None,
              fail_reason: str | None = None) -> ReasonDetail | None:
     """The primary (first) failing guard of a recompile; None for a first compile."""
-    if fail_type and fail_reason and "recompile limit" in fail_reason.lower():
-        return ReasonDetail("recompile_limit_hit", "recompile limit", text=fail_reason)
+    if is_recompile_limit(fail_type, fail_reason):
+        return ReasonDetail("recompile_limit_hit", "recompile limit", text=fail_reason or "")
     lines = failure_lines(reason)
     if lines:
         return parse_line(lines[0])

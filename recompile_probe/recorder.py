@@ -46,15 +46,12 @@ class Recorder:
         self._stack: contextlib.ExitStack | None = None
         self._streaming = False
         self._deque_seen = 0
-        #: whether the recompile-reason text could be captured in this torch
-        self.reasons_available = False
 
     def __enter__(self) -> "Recorder":
         stack = contextlib.ExitStack()
         try:
             self._streaming = stack.enter_context(compat.metrics_stream(self._on_metrics))
-            self.reasons_available = stack.enter_context(
-                compat.recompiles_stream(self._on_recompile_message))
+            stack.enter_context(compat.recompiles_stream(self._on_recompile_message))
         except BaseException:
             stack.close()
             raise
@@ -124,8 +121,8 @@ class Recorder:
             # Counters move during a compile and the metrics record closes it: the delta since
             # the previous record belongs to this compile (exact when streaming).
             graphs_now, breaks_now = compat.unique_graphs(), compat.graph_break_count()
-            graphs = _delta(graphs_now, self._graphs_seen) if self._streaming else None
-            breaks = _delta(breaks_now, self._breaks_seen) if self._streaming else None
+            graphs = delta(graphs_now, self._graphs_seen) if self._streaming else None
+            breaks = delta(breaks_now, self._breaks_seen) if self._streaming else None
             self._graphs_seen, self._breaks_seen = graphs_now, breaks_now
             event = CompileEvent(
                 compile_id=None if m("compile_id") is None else str(m("compile_id")),
@@ -153,7 +150,7 @@ class Recorder:
             self._on_event(event)
 
 
-def _delta(now: int | None, before: int | None) -> int | None:
+def delta(now: int | None, before: int | None) -> int | None:
     return None if now is None or before is None else now - before
 
 
