@@ -16,6 +16,9 @@ import torch
 METRICS_LOGGER = "torch._utils_internal"
 RECOMPILES_LOGGER = "torch._dynamo.guards.__recompiles"
 RECOMPILES_ARTIFACT = "recompiles"
+#: With TORCH_LOGS=recompiles_verbose Dynamo logs here only (every failing guard of each entry).
+RECOMPILES_VERBOSE_LOGGER = "torch._dynamo.guards.__recompiles_verbose"
+RECOMPILES_VERBOSE_ARTIFACT = "recompiles_verbose"
 
 
 def _dynamo_utils() -> Any:
@@ -42,6 +45,51 @@ def clear_metrics() -> None:
 
 def metric(record: Any, name: str) -> Any:
     return getattr(record, name, None)
+
+
+#: The record fields events are built from (events.EventBuilder.build reads these keys).
+EVENT_FIELDS = ("compile_id", "co_name", "co_filename", "co_firstlineno", "cache_size",
+                "fail_type", "fail_reason", "recompile_reason", "guard_count",
+                "shape_env_guard_count", "graph_op_count", "dynamo_cumulative_compile_time_us",
+                "guard_latency_us")
+
+
+def metrics_fields(record: Any) -> dict[str, Any]:
+    """A metrics record as the mapping the event builder reads (missing fields: None)."""
+    return {name: metric(record, name) for name in EVENT_FIELDS}
+
+
+def metrics_key(record: Any) -> tuple:
+    """Identifies one record whichever way it reached us (log handler or deque)."""
+    cid = metric(record, "compile_id")
+    return (None if cid is None else str(cid), metric(record, "start_time_us"),
+            metric(record, "co_name"), metric(record, "fail_type"))
+
+
+@contextlib.contextmanager
+def keep_all_metrics(limit: int = 1 << 20) -> Iterator[None]:
+    """Let the metrics deque (maxlen 64 by default) hold every record while the block runs.
+
+    Only for readers that have no log stream and must poll the deque: a full deque would drop
+    records between two polls. The original limit is put back (keeping the newest records).
+    """
+    utils = _dynamo_utils()
+    setter = getattr(utils, "set_compilation_metrics_limit", None)
+    current = getattr(utils, "_compilation_metrics", None)
+    old = getattr(current, "maxlen", None)
+    if setter is None or old is None or old >= limit:
+        yield
+        return
+    setter(limit)
+    try:
+        yield
+    finally:
+        setter(old)
+
+
+def metrics_capacity() -> int | None:
+    """How many records the deque keeps (None: unbounded or unknown)."""
+    return getattr(getattr(_dynamo_utils(), "_compilation_metrics", None), "maxlen", None)
 
 
 def is_frame_compile(record: Any) -> bool:
@@ -92,34 +140,79 @@ def metrics_stream(on_record: Callable[[Any], None]) -> Iterator[bool]:
 
 @contextlib.contextmanager
 def recompiles_stream(on_message: Callable[[str], None]) -> Iterator[bool]:
-    """Capture the recompiles artifact in-process (no TORCH_LOGS), leaving user logging as it was."""
+    """Capture the recompiles artifact in-process (no TORCH_LOGS), leaving user logging as it was.
+
+    Dynamo writes a recompile message to ONE of two loggers: the verbose one when the user
+    enabled ``recompiles_verbose``, else the plain one. Both are listened to; the plain artifact
+    is switched on (quietly) only when neither is on already.
+    """
     internal = getattr(getattr(torch, "_logging", None), "_internal", None)
     state = getattr(internal, "log_state", None)
     if state is None or not hasattr(state, "artifact_names"):
         yield False
         return
-    logger = logging.getLogger(RECOMPILES_LOGGER)
-    was_enabled = RECOMPILES_ARTIFACT in state.artifact_names
-    old_level, old_propagate = logger.level, logger.propagate
+    user_on = {a for a in (RECOMPILES_ARTIFACT, RECOMPILES_VERBOSE_ARTIFACT)
+               if a in state.artifact_names}
 
     class _Handler(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             on_message(record.getMessage())
 
     handler = _Handler(logging.DEBUG)
-    logger.addHandler(handler)
-    if not was_enabled:
+    loggers = [logging.getLogger(n) for n in (RECOMPILES_LOGGER, RECOMPILES_VERBOSE_LOGGER)]
+    saved = [(lg, lg.level, lg.propagate) for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(handler)
+    if not user_on:
         state.artifact_names.add(RECOMPILES_ARTIFACT)
-        logger.setLevel(logging.DEBUG)
-        logger.propagate = False  # the user did not ask for these on stderr
+        loggers[0].setLevel(logging.DEBUG)
+        loggers[0].propagate = False  # the user did not ask for these on stderr
     try:
         yield True
     finally:
-        logger.removeHandler(handler)
-        if not was_enabled:
+        for lg, level, propagate in saved:
+            lg.removeHandler(handler)
+            lg.setLevel(level)
+            lg.propagate = propagate
+        if not user_on:
             state.artifact_names.discard(RECOMPILES_ARTIFACT)
-        logger.setLevel(old_level)
-        logger.propagate = old_propagate
+
+
+@contextlib.contextmanager
+def stance_rejections(on_rejected: Callable[[Any, list[str], list[str]], None]) -> Iterator[bool]:
+    """Observe recompiles refused by ``set_stance("fail_on_recompile")``.
+
+    That stance raises before Dynamo writes a metrics record or a log line; the only place the
+    refusal passes through is its call of ``get_and_maybe_log_recompilation_reasons(...,
+    skip_logging=True)``. It is wrapped while the block runs (the original still does all the
+    work) and ``on_rejected(code, entry compile ids, failure lines)`` is called. Yields False
+    where this torch has no such function.
+    """
+    guards_mod = getattr(torch._dynamo, "guards", None)
+    original = getattr(guards_mod, "get_and_maybe_log_recompilation_reasons", None)
+    eval_frame = getattr(torch._dynamo, "eval_frame", None)
+    if original is None or not hasattr(eval_frame, "_stance"):
+        yield False
+        return
+
+    def observed(cache_entries: Any, frame: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(cache_entries, frame, *args, **kwargs)
+        skip = kwargs.get("skip_logging", args[1] if len(args) > 1 else False)
+        if skip and getattr(eval_frame._stance, "stance", None) == "fail_on_recompile":
+            try:
+                ids = [entry_compile_id(e) for e in cache_entries]
+                on_rejected(frame.f_code, [i for i in ids if i], list(result or ()))
+            except Exception:  # noqa: BLE001 - observing must never change the program
+                pass
+        return result
+
+    observed.__wrapped__ = original  # type: ignore[attr-defined]
+    guards_mod.get_and_maybe_log_recompilation_reasons = observed
+    try:
+        yield True
+    finally:
+        if guards_mod.get_and_maybe_log_recompilation_reasons is observed:
+            guards_mod.get_and_maybe_log_recompilation_reasons = original
 
 
 # --- cache entries and guard trees ----------------------------------------------------------------
@@ -183,6 +276,14 @@ def structured_trace(directory: str) -> Iterator[Callable[[], str | None]]:
         return
     handler = handler_cls(directory)
     handler.setFormatter(formatter_cls(trace=True))
+    # File names are interned once per process ("str" records): a second trace file written
+    # later would hold none of them and tlparse would show "(unknown)". Each file gets its own
+    # table; the process's table is put back afterwards for any trace the user writes.
+    structured = getattr(getattr(torch, "_logging", None), "structured", None)
+    interned = getattr(structured, "INTERN_TABLE", None)
+    saved = dict(interned) if isinstance(interned, dict) else None
+    if saved is not None:
+        interned.clear()
     old_level, old_propagate = trace_log.level, trace_log.propagate
     trace_log.setLevel(logging.DEBUG)
     trace_log.propagate = False
@@ -196,6 +297,9 @@ def structured_trace(directory: str) -> Iterator[Callable[[], str | None]]:
         handler.close()
         trace_log.setLevel(old_level)
         trace_log.propagate = old_propagate
+        if saved is not None:
+            interned.clear()
+            interned.update(saved)
 
 
 # --- isolation ------------------------------------------------------------------------------------

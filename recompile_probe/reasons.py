@@ -16,7 +16,8 @@ KINDS = ("zero_one_specialization", "static_size_change", "dtype_change", "requi
          "recompile_limit_hit", "other")
 
 _ENTRY = re.compile(r"^(?P<entry>\d+/\d+): (?P<body>.*)$")
-_TENSOR = re.compile(r"^tensor '(?P<name>[^']+)' (?P<what>[\w ]+?) mismatch"
+# Non-greedy up to "' <what> mismatch": sources may hold quotes (tensor 'kwargs['input_ids']').
+_TENSOR = re.compile(r"^tensor '(?P<name>.+?)' (?P<what>[\w ]+?) mismatch"
                      r"(?: at index (?P<dim>-?\d+))?\.\s*(?P<rest>.*)$")
 _EXPECTED = re.compile(r"expected (?P<expected>[^,]+?)(?:, actual (?P<actual>.+))?$")
 _SIZE_EXPR = re.compile(r"(?P<src>[\w\[\]'\".]+?)\.(?P<prop>size|stride)\(\)\[(?P<dim>\d+)\]")
@@ -55,7 +56,13 @@ def failure_lines(reason: str | None) -> list[str]:
 
 
 def _source(name: str) -> str:
-    return name if name.startswith(("L[", "G[")) else f"L['{name}']"
+    """Dynamo's source for a name in a reason: x -> L['x'], kwargs['ids'] -> L['kwargs']['ids']."""
+    if name.startswith(("L[", "G[")):
+        return name
+    match = re.match(r"^(?P<local>\w+)(?P<rest>[\[.].*)?$", name)
+    if match is None:
+        return f"L['{name}']"
+    return f"L['{match.group('local')}']{match.group('rest') or ''}"
 
 
 def parse_line(line: str) -> ReasonDetail:
@@ -127,5 +134,10 @@ def classify(reason: str | None, *, fail_type: str | None = None,
     return None
 
 
+#: How releases word a frame past its limit: "Dynamo recompile limit exceeded" (2.13), "hit
+#: config.recompile_limit", "recompile_limit reached" and "cache_size_limit reached" (older).
+_LIMIT = re.compile(r"recompile[ _]limit|cache[ _]size[ _]limit")
+
+
 def is_recompile_limit(fail_type: str | None, fail_reason: str | None) -> bool:
-    return bool(fail_type) and "recompile limit" in (fail_reason or "").lower()
+    return bool(fail_type) and _LIMIT.search((fail_reason or "").lower()) is not None

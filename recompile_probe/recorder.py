@@ -1,35 +1,26 @@
 """The Recorder: every Dynamo compile in the process while it is active, as ``CompileEvent``s.
 
 It listens, it does not drive: compilation metrics (one record per frame compile, failed ones
-included) and the ``recompiles`` logging artifact (the guard failures that caused a recompile).
-Nothing runs per call of compiled code, only per compile. On exit every piece of logging and
-config state is as it was. The probe, and later ``watch`` and the pytest plugin, all use it.
+included), the ``recompiles`` logging artifact (the guard failures that caused a recompile) and
+the recompiles that the ``fail_on_recompile`` stance refuses before any record exists. Events are
+built in one place (events.py), attributed by compile id. Nothing runs per call of compiled code,
+only per compile. On exit every piece of logging and config state is as it was. The probe,
+``watch``, ``record()`` and the pytest plugin all use it.
+
+Where the metrics log cannot be streamed, or streams records in a shape this code does not know,
+the metrics deque is read instead (``poll``), so a record is never silently missed; if the deque
+dropped records before they were read, ``complete`` turns False and counts read n/a.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 import threading
 from typing import Any, Callable
 
-from . import compat, reasons
+from . import compat
+from .events import EventBuilder
 from .model import CompileEvent
-
-_HEADER = re.compile(r"Recompiling function (?P<name>\S+) in (?P<file>.+):(?P<line>\d+)")
-
-
-def parse_recompile_message(message: str) -> tuple[str | None, str]:
-    """(function name, the guard failures joined by newlines) from one recompiles log message.
-
-    Each failure is "- N/M: guard"; Dynamo also prefixes its "User stack trace" lines with "- ",
-    and those are dropped.
-    """
-    match = _HEADER.search(message)
-    items = [ln.strip()[2:] for ln in message.splitlines() if ln.strip().startswith("- ")]
-    failures = reasons.failure_lines("\n".join(items))
-    reason = "\n".join(failures) if failures else message.strip()
-    return (match.group("name") if match else None), reason
 
 
 class Recorder:
@@ -37,28 +28,34 @@ class Recorder:
 
     def __init__(self, on_event: Callable[[CompileEvent], None] | None = None) -> None:
         self.events: list[CompileEvent] = []
+        #: False when records were lost (the deque overflowed between two reads): counts are n/a
+        self.complete = True
         self._on_event = on_event
+        self._builder = EventBuilder()
         self._graphs_seen: int | None = None
         self._breaks_seen: int | None = None
-        self._pending_reasons: list[tuple[str | None, str]] = []
-        self._seen_frames: set[tuple] = set()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._stack: contextlib.ExitStack | None = None
         self._streaming = False
-        self._deque_seen = 0
+        #: keys of the records already turned into events, or present before we started
+        self._known: set[tuple] = set()
+        self._deque_mark: tuple[int, Any] | None = None
 
     def __enter__(self) -> "Recorder":
         stack = contextlib.ExitStack()
         try:
             self._streaming = stack.enter_context(compat.metrics_stream(self._on_metrics))
             stack.enter_context(compat.recompiles_stream(self._on_recompile_message))
+            stack.enter_context(compat.stance_rejections(self._on_rejected))
+            if not self._streaming:
+                stack.enter_context(compat.keep_all_metrics())
         except BaseException:
             stack.close()
             raise
-        if not self._streaming:
-            self._deque_seen = len(compat.get_metrics())
+        self._known = {compat.metrics_key(r) for r in compat.get_metrics()}
         self._graphs_seen, self._breaks_seen = compat.unique_graphs(), compat.graph_break_count()
         self._stack = stack
+        self.poll()  # settles the deque mark: only records from here on are ours
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -68,13 +65,29 @@ class Recorder:
         self._stack = None
 
     def poll(self) -> None:
-        """Pick up metrics records from the deque where this torch cannot stream them."""
-        if self._streaming:
+        """Read the metrics deque for records the log stream did not deliver.
+
+        Cheap when nothing changed (the deque's length and last record are compared first), so
+        the probe can call it after every call.
+        """
+        if self._stack is None:  # not listening (yet, or any more): records are not ours
             return
         records = compat.get_metrics()
-        for record in records[self._deque_seen:]:
-            self._on_metrics(record)
-        self._deque_seen = len(records)
+        mark = (len(records), id(records[-1]) if records else None)
+        if mark == self._deque_mark:
+            return
+        self._deque_mark = mark
+        with self._lock:
+            unseen = [r for r in records if compat.metrics_key(r) not in self._known]
+            capacity = compat.metrics_capacity()
+            if unseen and capacity is not None and len(records) >= capacity and \
+                    compat.metrics_key(records[0]) not in self._known and self.events:
+                self.complete = False  # the oldest record is new to us: older ones were dropped
+            for record in unseen:
+                if compat.is_frame_compile(record):
+                    self._add(record, counted=False)
+                else:
+                    self._known.add(compat.metrics_key(record))
 
     def __len__(self) -> int:
         return len(self.events)
@@ -86,65 +99,36 @@ class Recorder:
 
     def _on_recompile_message(self, message: str) -> None:
         with self._lock:
-            self._pending_reasons.append(parse_recompile_message(message))
+            self._builder.reason_logged(message)
 
-    def _take_reason(self, function: str | None) -> str | None:
-        for i, (name, reason) in enumerate(self._pending_reasons):
-            if name is None or name == function:
-                del self._pending_reasons[i]
-                return reason
-        return None
+    def _on_rejected(self, code: Any, entry_ids: list[str], failures: list[str]) -> None:
+        identity = (code.co_name, code.co_filename, code.co_firstlineno)
+        with self._lock:
+            event = self._builder.rejected(
+                identity, entry_ids, failures, "RuntimeError",
+                "Detected recompile when torch.compile stance is 'fail_on_recompile'")
+            self.events.append(event)
+        if self._on_event is not None:
+            self._on_event(event)
 
     def _on_metrics(self, record: Any) -> None:
-        if not compat.is_frame_compile(record):
-            return
-        m = lambda name: compat.metric(record, name)  # noqa: E731
+        if compat.is_frame_compile(record):
+            self._add(record, counted=True)
+
+    def _add(self, record: Any, counted: bool) -> None:
+        """``counted``: the record arrived as Dynamo wrote it, so the counters' movement since the
+        previous record is this compile's (graphs, graph breaks); a record read late has none."""
         with self._lock:
-            function, filename, line = m("co_name"), m("co_filename"), m("co_firstlineno")
-            frame = (function, filename, line)
-            cache_size = m("cache_size")
-            recompile = cache_size > 0 if isinstance(cache_size, int) else frame in self._seen_frames
-            failed = m("fail_type") is not None
-            # A frame past its recompile limit is a recompile attempt, whatever cache_size says.
-            recompile = recompile or reasons.is_recompile_limit(m("fail_type"), m("fail_reason"))
-            if not failed:
-                self._seen_frames.add(frame)
-            reason = self._take_reason(function) if recompile else None
-            if recompile and reason is None and m("recompile_reason"):
-                reason = "\n".join(reasons.failure_lines(m("recompile_reason"))) or \
-                    m("recompile_reason")
-            detail = reasons.classify(reason, fail_type=m("fail_type"),
-                                      fail_reason=m("fail_reason")) if recompile else None
-            if reason is None and detail is not None:  # e.g. the recompile limit: no guard failed
-                reason = detail.text
-            time_us = m("dynamo_cumulative_compile_time_us")
-            # Counters move during a compile and the metrics record closes it: the delta since
-            # the previous record belongs to this compile (exact when streaming).
+            key = compat.metrics_key(record)
+            if key in self._known:
+                return
+            self._known.add(key)
             graphs_now, breaks_now = compat.unique_graphs(), compat.graph_break_count()
-            graphs = delta(graphs_now, self._graphs_seen) if self._streaming else None
-            breaks = delta(breaks_now, self._breaks_seen) if self._streaming else None
+            graphs = delta(graphs_now, self._graphs_seen) if counted else None
+            breaks = delta(breaks_now, self._breaks_seen) if counted else None
             self._graphs_seen, self._breaks_seen = graphs_now, breaks_now
-            event = CompileEvent(
-                compile_id=None if m("compile_id") is None else str(m("compile_id")),
-                function=function,
-                call_index=None,
-                reason=reason,
-                guard_count=m("guard_count"),
-                shape_env_guard_count=m("shape_env_guard_count"),
-                graph_op_count=m("graph_op_count"),
-                compile_time_ms=None if time_us is None else time_us / 1000.0,
-                failed=failed,
-                filename=filename,
-                line=line,
-                recompile=recompile,
-                fail_type=m("fail_type"),
-                fail_reason=_first_line(m("fail_reason")),
-                reason_kind=detail.kind if detail else None,
-                reason_detail=detail.to_dict() if detail else None,
-                guard_latency_us=m("guard_latency_us"),
-                graphs=graphs,
-                graph_breaks=breaks,
-            )
+            event = self._builder.build(compat.metrics_fields(record), graphs=graphs,
+                                        graph_breaks=breaks)
             self.events.append(event)
         if self._on_event is not None:
             self._on_event(event)
@@ -152,9 +136,3 @@ class Recorder:
 
 def delta(now: int | None, before: int | None) -> int | None:
     return None if now is None or before is None else now - before
-
-
-def _first_line(text: str | None) -> str | None:
-    if not text:
-        return None
-    return next((ln.strip() for ln in str(text).splitlines() if ln.strip()), None)

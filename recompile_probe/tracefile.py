@@ -19,7 +19,8 @@ from .errors import UsageError
 if TYPE_CHECKING:
     from .model import WatchReport
 from .model import CompileEvent
-from .reasons import classify, failure_lines, is_recompile_limit
+from .events import EventBuilder
+from .reasons import failure_lines
 
 _PREFIX = re.compile(r"^[VIWEC]\d{4} [\d:.]+\s+\d+ [^\]]*\] (?P<json>\{.*)$")
 
@@ -92,60 +93,43 @@ def _reason_text(payload: str | None) -> str | None:
 def read(path: Path) -> TraceRead:
     result = TraceRead(str(path))
     skipped = [0]
+    builder = EventBuilder()
     reasons: dict[str, str] = {}
-    graphs: dict[str, int] = {}
-    breaks: dict[str, int] = {}
-    seen_frames: set[tuple] = set()
+    #: compile id -> (attempt, graphs of that attempt): Dynamo may restart a compile ([2/1_1]);
+    #: only the last attempt's graphs reached the backend
+    graphs: dict[str, tuple[int, int]] = {}
+    breaks: dict[str, tuple[int, int]] = {}
     with open(path, encoding="utf-8", errors="replace") as handle:
         for envelope, payload in _records(iter(handle), skipped):
             cid = _compile_id(envelope)
+            attempt = envelope.get("attempt") or 0
             if "dynamo_output_graph" in envelope and cid:
-                graphs[cid] = graphs.get(cid, 0) + 1
+                _count(graphs, cid, attempt)
             artifact = envelope.get("artifact")
             if isinstance(artifact, dict) and cid:
                 if artifact.get("name") == "recompile_reasons":
                     reasons[cid] = _reason_text(payload) or ""
                 elif artifact.get("name") == "dynamo_graph_break_reason":
-                    breaks[cid] = breaks.get(cid, 0) + 1
+                    _count(breaks, cid, attempt)
             metrics = envelope.get("compilation_metrics")
             if isinstance(metrics, dict):
-                result.events.append(_event(metrics, reasons, graphs, breaks, seen_frames))
+                cid = metrics.get("compile_id")
+                raw = reasons.get(cid) if cid else None
+                reason = "\n".join(failure_lines(raw)) or raw if raw else None
+                result.events.append(builder.build(
+                    metrics, reason=reason,
+                    graphs=graphs.get(cid, (0, 0))[1] if cid else None,
+                    graph_breaks=breaks.get(cid, (0, 0))[1] if cid else None))
     result.skipped_lines = skipped[0]
     return result
 
 
-def _event(m: dict, reasons: dict[str, str], graphs: dict[str, int], breaks: dict[str, int],
-           seen_frames: set[tuple]) -> CompileEvent:
-    cid = m.get("compile_id")
-    frame = (m.get("co_name"), m.get("co_filename"), m.get("co_firstlineno"))
-    cache_size = m.get("cache_size")
-    recompile = (cache_size > 0 if isinstance(cache_size, int) else frame in seen_frames) or \
-        is_recompile_limit(m.get("fail_type"), m.get("fail_reason"))
-    if m.get("fail_type") is None:
-        seen_frames.add(frame)
-    reason = None
-    if recompile:
-        raw = reasons.get(cid) or m.get("recompile_reason")
-        reason = "\n".join(failure_lines(raw)) or raw if raw else None
-    detail = classify(reason, fail_type=m.get("fail_type"),
-                      fail_reason=m.get("fail_reason")) if recompile else None
-    time_us = m.get("dynamo_cumulative_compile_time_us")
-    fail_reason = m.get("fail_reason")
-    return CompileEvent(
-        compile_id=cid, function=frame[0], call_index=None,
-        reason=reason if reason is not None or detail is None else detail.text,
-        guard_count=m.get("guard_count"), shape_env_guard_count=m.get("shape_env_guard_count"),
-        graph_op_count=m.get("graph_op_count"),
-        compile_time_ms=None if time_us is None else time_us / 1000.0,
-        failed=m.get("fail_type") is not None, filename=frame[1], line=frame[2],
-        recompile=recompile, fail_type=m.get("fail_type"),
-        fail_reason=str(fail_reason).splitlines()[0] if fail_reason else None,
-        reason_kind=detail.kind if detail else None,
-        reason_detail=detail.to_dict() if detail else None,
-        guard_latency_us=m.get("guard_latency_us"),
-        graphs=graphs.get(cid, 0) if cid else None,
-        graph_breaks=breaks.get(cid, 0) if cid else None,
-    )
+def _count(counts: dict[str, tuple[int, int]], cid: str, attempt: int) -> None:
+    seen_attempt, n = counts.get(cid, (attempt, 0))
+    if attempt > seen_attempt:  # a restart: the earlier attempt's records were thrown away
+        seen_attempt, n = attempt, 0
+    if attempt == seen_attempt:
+        counts[cid] = (seen_attempt, n + 1)
 
 
 def summarize(target: Path, pattern: str | None = None) -> "WatchReport":

@@ -5,6 +5,13 @@ Real torch runs; only the private attribute under test is removed for the durati
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 import torch
 
 from recompile_probe import scenario as scenario_mod
@@ -66,3 +73,27 @@ def test_n_a_figures_render(monkeypatch):
     report = Report(Tool("recompile-probe", "0"), Environment(None, "3", "p"),
                     ScenarioRef("s", None), (_run(),))
     assert "n/a" in render(report, "table")
+
+
+TLPARSE = shutil.which("tlparse") or shutil.which("tlparse", path=str(Path(sys.executable).parent))
+
+
+@pytest.mark.skipif(TLPARSE is None, reason="tlparse is not installed (pip install -e .[dev])")
+def test_every_trace_file_carries_its_own_file_names(tmp_path):
+    # torch interns file names once per process; without a table per trace, the second file
+    # holds no "str" records and tlparse prints "(unknown)" for every frame.
+    from typer.testing import CliRunner
+
+    from recompile_probe.cli import app
+
+    result = CliRunner().invoke(app, ["run", "--strategies", "default,static", "--sequence",
+                                      "1,2", "--quiet", "-f", "json", "--trace-dir",
+                                      str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    for run in json.loads(result.stdout)["runs"]:
+        out = tmp_path / f"parsed-{run['strategy']}"
+        subprocess.run([TLPARSE, run["trace_file"], "-o", str(out), "--no-browser"],
+                       check=True, capture_output=True)
+        index = (out / "index.html").read_text()
+        assert "logprobs.py:12 in count_greater_than" in index, run["strategy"]
+        assert "(unknown)" not in index

@@ -116,3 +116,30 @@ def test_kinds_reach_the_json_and_the_run_table():
     assert event["reason_kind"] == "zero_one_specialization"
     assert event["reason_detail"]["source"] == "L['x']"
     assert "zero_one_specialization" in render(report, "table")
+
+
+class KwargsModel(torch.nn.Module):
+    """A Hugging Face-style forward: every tensor arrives as a keyword argument."""
+
+    def forward(self, **kwargs):
+        return kwargs["input_ids"].float().sum(-1) + kwargs["attention_mask"].sum(-1)
+
+
+@pytest.mark.parametrize("sizes, kind", [((1, 2), "zero_one_specialization"),
+                                         ((2, 3, 4), "static_size_change")])
+def test_sources_with_quotes_inside_are_classified(sizes, kind):
+    model = KwargsModel()
+
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="eager", dynamic=False)
+    with Recorder() as rec:
+        for b in sizes:
+            ids = torch.ones(b, 5, dtype=torch.long)
+            compiled(input_ids=ids, attention_mask=torch.ones_like(ids))
+    torch._dynamo.reset()
+    last = [e for e in rec.events if e.recompile][-1]
+    assert "kwargs['input_ids']" in last.reason  # Dynamo's own text, quotes inside the name
+    assert last.reason_kind == kind
+    detail = last.reason_detail
+    assert (detail["source"], detail["dim"], detail["actual"]) == \
+        ("L['kwargs']['input_ids']", 0, str(sizes[-1]))

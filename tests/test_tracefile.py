@@ -1,0 +1,79 @@
+"""The TORCH_TRACE reader: the same events as the live recorder, from the trace alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from recompile_probe import tracefile
+
+PROGRAM = textwrap.dedent("""
+    import json, sys, torch
+
+    def step(x):
+        return x * 2
+
+    def other(x):
+        return x - 1
+
+    torch._dynamo.config.recompile_limit = 2
+    limited = torch.compile(step, backend="eager", dynamic=False)
+    for n in (1, 2, 3, 4):
+        limited(torch.ones(n))
+    torch.compile(other, backend="eager")(torch.ones(2))
+    from torch._dynamo.utils import get_compilation_metrics
+    frames = {}
+    for m in get_compilation_metrics():
+        f = frames.setdefault(str(m.compile_id).split("/")[0],
+                              {"names": set(), "compiles": 0, "failed": 0, "ids": []})
+        f["compiles"] += 1
+        f["failed"] += m.fail_type is not None
+        f["ids"].append(str(m.compile_id))
+        if m.co_name:
+            f["names"].add(m.co_name)
+    print(json.dumps({k: {**v, "names": sorted(v["names"])} for k, v in frames.items()}))
+""")
+
+
+@pytest.mark.slow
+def test_summarize_puts_a_limit_hit_under_the_function_that_hit_it(tmp_path):
+    program = tmp_path / "prog.py"
+    program.write_text(PROGRAM)
+    trace = tmp_path / "trace"
+    out = subprocess.run([sys.executable, str(program)], capture_output=True, text=True,
+                         env={**os.environ, "TORCH_TRACE": str(trace)}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    frames = json.loads(out.stdout.strip().splitlines()[-1])
+    report = tracefile.summarize(trace)
+    functions = {f.function: f for f in report.functions}
+    assert set(functions) == {"step", "other"}  # nothing under "?"
+    for frame in frames.values():
+        (name,) = frame["names"]
+        assert (functions[name].compiles, functions[name].failed) == \
+            (frame["compiles"], frame["failed"])
+    assert functions["step"].recompile_limit_hit and functions["step"].recompiles == 2
+    assert [e.compile_id for e in report.events] == [i for f in frames.values() for i in f["ids"]]
+
+
+def _line(envelope: dict, payload: str | None = None) -> str:
+    text = "V1130 12:00:00.000000 1 torch/x.py:1] " + json.dumps(envelope) + "\n"
+    return text + ("".join(f"\t{p}\n" for p in payload.splitlines()) if payload else "")
+
+
+def test_graphs_of_a_restarted_attempt_are_not_counted(tmp_path):
+    # Dynamo restarts a compile as [0/0_1]; attempt 0's output graph never reached the backend.
+    ids = {"frame_id": 0, "frame_compile_id": 0}
+    metrics = {"compile_id": "0/0", "co_name": "f", "co_filename": "f.py", "co_firstlineno": 1,
+               "cache_size": 0, "fail_type": None}
+    trace = tmp_path / "t.log"
+    trace.write_text(
+        _line({"dynamo_output_graph": {}, **ids, "attempt": 0}, "graph")
+        + _line({"dynamo_output_graph": {}, **ids, "attempt": 1}, "graph")
+        + _line({"compilation_metrics": metrics, **ids, "attempt": 1}))
+    (event,) = tracefile.read(trace).events
+    assert event.graphs == 1
