@@ -35,6 +35,12 @@ class Recording:
         return list(self._recorder.events)
 
     @property
+    def complete(self) -> bool:
+        """False when Dynamo dropped records before they were read (its deque overflowed on a
+        torch without a metrics log stream): the counts are then lower bounds."""
+        return self._recorder is None or self._recorder.complete
+
+    @property
     def compiles(self) -> int:
         return len(self.events)
 
@@ -60,7 +66,9 @@ class Recording:
     def explain(self) -> str:
         """A few lines for an assertion message: per function, counts and reasons."""
         lines = [f"{self.compiles} compiles, {self.recompiles} recompiles, "
-                 f"{'n/a' if self.graphs is None else self.graphs} graphs"]
+                 f"{'n/a' if self.graphs is None else self.graphs} graphs"
+                 + ("" if self.complete else " (incomplete: Dynamo dropped records; "
+                    "counts are lower bounds)")]
         for f in self.by_function():
             lines.append(f"  {f.function} ({f.filename}:{f.line}): {f.compiles} compiles, "
                          f"{f.recompiles} recompiles")
@@ -70,6 +78,7 @@ class Recording:
 
     def to_dict(self) -> dict[str, Any]:
         return {"compiles": self.compiles, "recompiles": self.recompiles, "graphs": self.graphs,
+                "complete": self.complete,
                 "functions": [asdict(f) for f in self.by_function()]}
 
 

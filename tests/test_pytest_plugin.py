@@ -92,3 +92,27 @@ def test_x():
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*takes one non-negative integer*"])
+
+
+def test_fixture_and_marker_nested_both_see_every_compile(pytester, tmp_path):
+    # Two recorders at once (the fixture's around the marker's): each sees the same compiles,
+    # and Dynamo's own records (grouped by frame id) agree with both.
+    pytester.makepyfile(SAMPLER + '''
+from torch._dynamo.utils import get_compilation_metrics
+
+@pytest.mark.max_recompiles(0, reset=True)
+def test_nested(recompile_recorder):
+    before = len(get_compilation_metrics())
+    for b in (1, 2, 8):
+        count_greater_than(*make_inputs(b))
+    records = get_compilation_metrics()[before:]
+    assert recompile_recorder.compiles == len(records) == 2
+    assert recompile_recorder.recompiles == sum((m.cache_size or 0) > 0 for m in records) == 1
+''')
+    report = tmp_path / "figures.json"
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider",
+                                           f"--recompile-report={report}")
+    result.assert_outcomes(failed=1)  # the marker's budget, not the body's asserts
+    result.stdout.fnmatch_lines(["*max_recompiles(0): 1 recompiles*"])
+    (test,) = json.loads(report.read_text())["tests"]
+    assert (test["compiles"], test["recompiles"]) == (2, 1)
