@@ -532,18 +532,22 @@ def watch(
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with _errors(debug):
+        from rich.markup import escape
+
         from . import watch as watch_mod
+        from .model import replace
 
         _functions_format(fmt)
         _writable("--output", output)
         command = list(ctx.args)
-        code, interrupted, lines = watch_mod.run(command, _trace_dir(trace_dir))
-        report = watch_mod.report(command, code, interrupted, lines, pattern)
-        for line in lines:
-            if "warning" in line:
-                err.print(f"[yellow]warning:[/] {line['warning']}")
+        outcome = watch_mod.run(command, _trace_dir(trace_dir))
+        report = watch_mod.report(command, outcome, pattern)
+        for warning in outcome.warnings():
+            err.print(f"[yellow]warning:[/] {escape(warning)}")
         _emit_functions(report, fmt, output, to_stderr=True)
-        raise typer.Exit(1 if _over_budget(report, max_recompiles) else code)
+        # The budget covers every process: a DataLoader worker's recompile is one too.
+        whole = replace(report, functions=tuple(watch_mod.all_functions(report)))
+        raise typer.Exit(1 if _over_budget(whole, max_recompiles) else outcome.code)
 
 
 @app.command(help="Summarise TORCH_TRACE structured logs written by any run (TORCH_TRACE=dir "

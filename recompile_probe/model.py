@@ -176,8 +176,32 @@ class FunctionSummary:
 
 
 @dataclass(frozen=True)
+class ProcessSummary:
+    """One process of a watched program: the program itself, or one of its descendants
+    (DataLoader workers, multiprocessing, torchrun ranks). Each process has its own compile ids:
+    in JSON every event record carries the ``pid`` it belongs to."""
+
+    pid: int
+    ppid: int | None  #: its parent's pid, where recorded
+    main: bool  #: the program watch started (its figures are the report's top-level ones)
+    role: str | None  #: e.g. "DataLoader worker 0", "rank 1", "SpawnProcess-2"; None: not known
+    argv: tuple[str, ...]  #: sys.argv as the process saw it (a forked child keeps its parent's)
+    forked_from: int | None  #: forked (not spawned) from this pid: it inherited its compiled code
+    recorder: bool  #: the recorder ran in it (False: it imported torch but never Dynamo)
+    exit_recorded: bool  #: its exit was seen, so cache entries are known (False: killed, os._exit)
+    functions: tuple[FunctionSummary, ...] = ()
+    events: tuple[CompileEvent, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class WatchReport:
-    """`watch` (a program run) or `summarize` (trace files read back)."""
+    """`watch` (a program run) or `summarize` (trace files read back).
+
+    ``functions`` and ``events`` are the watched program's own process, exactly what it would
+    report alone; ``processes`` has a section per process, the program first, then each
+    descendant that imported torch.
+    """
 
     tool: Tool
     environment: Environment
@@ -189,10 +213,29 @@ class WatchReport:
     skipped_lines: int = 0  #: unreadable trace lines (summarize)
     kind: str = "watch"  #: watch | summarize
     schema_version: int = SCHEMA_VERSION
+    processes: tuple[ProcessSummary, ...] = ()  #: watch: the program first, then descendants
+
+    def totals(self) -> dict[str, int]:
+        """Over every process (a function compiled in two processes counts twice)."""
+        sections = [p.functions for p in self.processes] or [self.functions]
+        fs = [f for functions in sections for f in functions]
+        return {"processes": len(self.processes),
+                "processes_compiled": sum(bool(p.events) for p in self.processes),
+                "functions": len(fs), "compiles": sum(f.compiles for f in fs),
+                "recompiles": sum(f.recompiles for f in fs), "failed": sum(f.failed for f in fs)}
 
 
 def watch_to_json(report: WatchReport) -> str:
     data = dataclasses.asdict(report)
+    # Compile ids restart in each spawned process: the pid says which process an event is from.
+    for process in data["processes"]:
+        for event in process["events"]:
+            event["pid"] = process["pid"]
+    main = next((p["pid"] for p in data["processes"] if p["main"]), None)
+    if main is not None:
+        for event in data["events"]:
+            event["pid"] = main
+        data["totals"] = report.totals()
     return json.dumps({"schema_version": data.pop("schema_version"), **data}, indent=2) + "\n"
 
 

@@ -142,3 +142,276 @@ def test_filter_and_module_form(tmp_path):
 def test_nothing_to_watch_is_a_usage_error():
     result = subprocess.run([*CLI, "watch"], capture_output=True, text=True)
     assert result.returncode == 2 and "nothing to watch" in result.stderr
+
+
+# --- child processes, explicit interpreters, start-up (issue 8, items 9, 11, 19) -----------------
+
+LOADER_PROGRAM = '''
+"""A DataLoader with 2 workers whose __getitem__ calls a compiled function; the parent compiles
+too, before the workers start (forked workers inherit that cache entry) and after.
+Each process writes its own truth from Dynamo's records. argv: default|fork|spawn TRUTH_DIR"""
+import json, os, sys
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+TRUTH = sys.argv[2]
+
+
+def _item(x):
+    return x.sum() + 1
+
+
+item_fn = torch.compile(_item, backend="eager")
+
+
+@torch.compile(backend="eager")
+def train_step(x):
+    return (x * x).mean()
+
+
+def metrics():
+    from torch._dynamo.utils import get_compilation_metrics
+    return list(get_compilation_metrics())
+
+
+def entries(code):
+    return len(torch._dynamo.eval_frame._debug_get_cache_entry_list(code))
+
+
+def frames(records, start=0):
+    """Per frame id, over records[start:] (a forked worker's own; the frame's first record may
+    be its parent's): compiles; recompiles = records with cache_size > 0 or a fail_type after
+    the frame's first record; failed = records with a fail_type."""
+    out, seen = {}, set()
+    for i, m in enumerate(records):
+        frame = str(m.compile_id).split("/")[0]
+        later = frame in seen
+        seen.add(frame)
+        if i < start:
+            continue
+        f = out.setdefault(frame, {"function": None, "compiles": 0, "recompiles": 0,
+                                   "failed": 0})
+        f["function"] = f["function"] or m.co_name
+        f["compiles"] += 1
+        f["recompiles"] += int(later and ((m.cache_size or 0) > 0 or m.fail_type is not None))
+        f["failed"] += int(m.fail_type is not None)
+    return out
+
+
+_start = {}
+
+
+def worker_init(worker_id):
+    # a forked worker starts with the parent's records and cache entries: not its own
+    _start.update(records=len(metrics()), entries=entries(_item.__code__))
+
+
+class Items(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        out = item_fn(torch.ones(i % 3 + 1))
+        with open(os.path.join(TRUTH, "worker-%d.json" % os.getpid()), "w") as handle:
+            json.dump({"frames": frames(metrics(), _start["records"]),
+                       "entries": entries(_item.__code__) - _start["entries"]}, handle)
+        return out
+
+
+if __name__ == "__main__":
+    method = sys.argv[1]
+    kwargs = {} if method == "default" else {"multiprocessing_context": method}
+    item_fn(torch.ones(5))
+    loader = DataLoader(Items(), batch_size=2, num_workers=2, worker_init_fn=worker_init,
+                        **kwargs)
+    for batch in loader:
+        train_step(batch)
+    train_step(torch.ones(3, 3))
+    context = loader.multiprocessing_context
+    with open(os.path.join(TRUTH, "parent.json"), "w") as handle:
+        json.dump({"pid": os.getpid(), "frames": frames(metrics()),
+                   "start_method": context.get_start_method() if context else
+                   torch.multiprocessing.get_start_method(),
+                   "entries": {"_item": entries(_item.__code__),
+                               "train_step": entries(train_step._torchdynamo_orig_callable)}},
+                  handle)
+    print("done")
+'''
+
+
+def _by_name(frames: dict) -> dict:
+    return {f["function"]: (f["compiles"], f["recompiles"], f["failed"]) for f in frames.values()}
+
+
+def _section(functions: list) -> dict:
+    return {f["function"]: (f["compiles"], f["recompiles"], f["failed"]) for f in functions}
+
+
+@pytest.mark.parametrize("method", ["default", "spawn"])
+def test_dataloader_workers_get_their_own_sections(tmp_path, method):
+    prog = tmp_path / "loader.py"
+    prog.write_text(LOADER_PROGRAM)
+    out = tmp_path / "report.json"
+    result = subprocess.run([*CLI, "watch", "-f", "json", "-o", str(out), "--", "python",
+                             str(prog), method, str(tmp_path)], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "done" in result.stdout
+    report = json.loads(out.read_text())
+    parent = json.loads((tmp_path / "parent.json").read_text())
+    assert parent["start_method"] == ("fork" if method == "default" else "spawn")
+
+    # the program's own figures are exactly what its own Dynamo recorded, workers excluded
+    assert _section(report["functions"]) == _by_name(parent["frames"])
+    assert {f["function"]: f["cache_entries"] for f in report["functions"]} == parent["entries"]
+    assert len(report["events"]) == sum(f[0] for f in _by_name(parent["frames"]).values())
+    assert {e["pid"] for e in report["events"]} == {parent["pid"]}
+    main, *children = report["processes"]
+    assert main["main"] and main["pid"] == parent["pid"]
+    assert _section(main["functions"]) == _by_name(parent["frames"])
+
+    # one section per worker, with that worker's own compiles and no inherited ones
+    assert sorted(c["role"] for c in children) == ["DataLoader worker 0", "DataLoader worker 1"]
+    for child in children:
+        truth = json.loads((tmp_path / f"worker-{child['pid']}.json").read_text())
+        assert _section(child["functions"]) == _by_name(truth["frames"])
+        (item,) = child["functions"]
+        assert item["cache_entries"] == truth["entries"]
+        assert {e["pid"] for e in child["events"]} == {child["pid"]}
+        assert child["forked_from"] == (parent["pid"] if method == "default" else None)
+        assert child["exit_recorded"]
+    assert report["totals"]["processes"] == 3
+    assert report["totals"]["compiles"] == sum(
+        f["compiles"] for p in report["processes"] for f in p["functions"])
+    # compile ids are per process: (pid, compile id) names each compile once
+    ids = [(p["pid"], e["compile_id"]) for p in report["processes"] for e in p["events"]]
+    assert len(ids) == len(set(ids))
+    if method == "spawn":  # spawned processes number their frames from 0 again
+        assert len({i for _, i in ids}) < len(ids)
+
+
+def test_child_tables_fit_100_columns_and_the_budget_counts_workers(tmp_path):
+    prog = tmp_path / "loader.py"
+    prog.write_text(LOADER_PROGRAM)
+    result = subprocess.run([*CLI, "watch", "--max-recompiles", "1", "--", "python", str(prog),
+                             "fork", str(tmp_path)], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "COLUMNS": "160"})
+    parent = json.loads((tmp_path / "parent.json").read_text())
+    assert sum(f[1] for f in _by_name(parent["frames"]).values()) == 1  # within the budget alone
+    assert result.returncode == 1, result.stderr  # the workers' recompiles count too
+    text = result.stderr
+    children = text[text.index("Child processes"):]
+    assert all(len(line) <= 100 for line in children.splitlines())
+    for worker in (0, 1):
+        assert f"DataLoader worker {worker} · forked from {parent['pid']}" in children
+    assert "All 3 processes:" in children
+
+
+def test_bare_python_maps_to_this_interpreter_and_a_path_runs_as_named():
+    from recompile_probe.watch import resolve
+
+    assert resolve(["python", "x.py"]) == [sys.executable, "x.py"]
+    assert resolve(["python3", "-m", "m"]) == [sys.executable, "-m", "m"]
+    assert resolve(["pytest", "-q"]) == [sys.executable, "-m", "pytest", "-q"]
+    assert resolve(["/opt/other/bin/python", "x.py"]) == ["/opt/other/bin/python", "x.py"]
+    assert resolve(["./python3", "x.py"]) == ["./python3", "x.py"]
+
+
+VENV_PYTHON = Path(sys.prefix) / "bin" / "python"
+
+
+@pytest.mark.skipif(sys.prefix == sys.base_prefix or not (Path(sys.prefix) / "bin" /
+                                                         "python3").exists(),
+                    reason="needs a virtual environment with bin/python and bin/python3")
+def test_explicit_interpreter_path_is_the_one_that_runs(tmp_path):
+    prog = tmp_path / "which.py"
+    prog.write_text("import sys, torch\nprint('EXE', sys.executable)\n"
+                    "f = torch.compile(lambda x: x + 1, backend='eager')\n"
+                    "f(torch.ones(1)); f(torch.ones(1, dtype=torch.float64))\n")
+    out = tmp_path / "r.json"
+    # the tool runs under bin/python3, the program is asked for bin/python: they must differ
+    tool = [str(Path(sys.prefix) / "bin" / "python3"), "-m", "recompile_probe"]
+    result = subprocess.run([*tool, "watch", "-f", "json", "-o", str(out), "--",
+                             str(VENV_PYTHON), str(prog)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert f"EXE {VENV_PYTHON}" in result.stdout.splitlines()
+    (f,) = json.loads(out.read_text())["functions"]
+    assert (f["compiles"], f["recompiles"]) == (2, 1)  # the recorder loaded in that interpreter
+
+
+def test_another_venv_with_torch_but_without_this_tool_is_recorded(tmp_path):
+    import sysconfig
+
+    venv = tmp_path / "other-venv"
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv",
+                    "--without-pip", str(venv)], check=True, capture_output=True)
+    other = venv / "bin" / "python"
+    site = subprocess.run([str(other), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                           "['purelib'])"], capture_output=True, text=True, check=True)
+    # torch from this environment (a path, not its .pth files: recompile_probe stays unknown)
+    Path(site.stdout.strip(), "torch_here.pth").write_text(sysconfig.get_paths()["purelib"])
+    found = subprocess.run([str(other), "-c", "import importlib.util as u; print(u.find_spec("
+                            "'torch') is not None, u.find_spec('recompile_probe') is None)"],
+                           capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert found.stdout.split() == ["True", "True"]  # torch there, this tool not installed
+    prog = tmp_path / "prog.py"
+    prog.write_text("import sys, torch\n"
+                    "print('EXE', sys.executable)\n"
+                    "f = torch.compile(lambda x: x + 1, backend='eager')\n"
+                    "f(torch.ones(1)); f(torch.ones(1, dtype=torch.float64))\n")
+    out = tmp_path / "r.json"
+    result = subprocess.run([*CLI, "watch", "-f", "json", "-o", str(out), "--", str(other),
+                             str(prog)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert f"EXE {other}" in result.stdout.splitlines()
+    (f,) = json.loads(out.read_text())["functions"]
+    assert (f["compiles"], f["recompiles"]) == (2, 1)
+
+
+def test_a_recorder_that_cannot_start_leaves_the_program_alone(tmp_path):
+    # A torch the recorder cannot work with (every attribute of torch._dynamo raises).
+    stub = tmp_path / "stub" / "torch"
+    (stub / "_dynamo").mkdir(parents=True)
+    (stub / "__init__.py").write_text("__version__ = '0.0-stub'\n")
+    (stub / "_dynamo" / "__init__.py").write_text(
+        "def __getattr__(name):\n    raise RuntimeError('stub torch has no ' + name)\n")
+    prog = tmp_path / "prog.py"
+    prog.write_text(f"import sys\nsys.path.insert(0, {str(stub.parent)!r})\n"
+                    "import torch._dynamo\nprint('ran with', torch.__version__)\nsys.exit(3)\n")
+    result = subprocess.run([*CLI, "watch", "--", str(VENV_PYTHON if VENV_PYTHON.exists()
+                                                        else sys.executable), str(prog)],
+                            capture_output=True, text=True)
+    assert result.returncode == 3
+    assert "ran with 0.0-stub" in result.stdout
+    assert "the recorder did not start" in result.stderr
+    assert "stub torch has no" in result.stderr
+
+
+IMPORT_THEN_COMPILE = '''
+import json, sys
+import torch
+loaded = "torch._dynamo" in sys.modules  # watch must not have imported Dynamo
+f = torch.compile(lambda x: x * 2, backend="eager")  # the first compile, right after import
+for n in (1, 2, 3):
+    f(torch.ones(n))
+from torch._dynamo.utils import get_compilation_metrics
+records = list(get_compilation_metrics())
+print("TRUTH " + json.dumps({"dynamo_at_import": loaded, "compiles": len(records),
+                             "recompiles": sum((m.cache_size or 0) > 0 for m in records)}))
+'''
+
+
+def test_import_torch_does_not_start_dynamo_and_later_compiles_are_all_recorded(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text(IMPORT_THEN_COMPILE)
+    out = tmp_path / "r.json"
+    result = subprocess.run([*CLI, "watch", "-f", "json", "-o", str(out), "--", "python",
+                             str(prog)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    truth = json.loads(result.stdout.split("TRUTH ", 1)[1])
+    assert truth["dynamo_at_import"] is False
+    report = json.loads(out.read_text())
+    assert truth["compiles"] >= 2
+    assert sum(f["compiles"] for f in report["functions"]) == truth["compiles"]
+    assert sum(f["recompiles"] for f in report["functions"]) == truth["recompiles"]
+    assert report["processes"][0]["recorder"]

@@ -7,15 +7,20 @@ from pathlib import Path
 
 from rich import box
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from ..analysis import plural
-from ..model import FunctionSummary, WatchReport
+from ..model import FunctionSummary, ProcessSummary, WatchReport
 from . import cells
 
 HEADERS = ("function", "where", "compiles", "recompiles", "graphs", "graph\nbreaks",
            "cache\nentries", "guards", "shape\nguards", "limit\nhit")
+#: the compact table of a descendant process (within 100 columns)
+CHILD_HEADERS = ("function", "where", "compiles", "recompiles", "failed", "cache\nentries",
+                 "limit\nhit")
+CHILD_WIDTH = 100
 
 
 def _where(f: FunctionSummary) -> str:
@@ -47,35 +52,110 @@ def totals(report: WatchReport) -> str:
     return line + "."
 
 
+def children(report: WatchReport) -> list[ProcessSummary]:
+    return [p for p in report.processes if not p.main]
+
+
+def label(p: ProcessSummary) -> str:
+    """pid, what the process is, and where it came from."""
+    parts = [f"pid {p.pid}"]
+    if p.role:
+        parts.append(p.role)
+    elif p.argv and p.forked_from is None:
+        parts.append(" ".join(p.argv)[:60])
+    if p.forked_from is not None:
+        parts.append(f"forked from {p.forked_from}")
+    return " · ".join(parts)
+
+
+def _child_row(f: FunctionSummary) -> list[str]:
+    return [f.function, _where(f), str(f.compiles), str(f.recompiles), str(f.failed),
+            cells.num(f.cache_entries), "YES" if f.recompile_limit_hit else "no"]
+
+
+def child_line(p: ProcessSummary) -> str:
+    """The one-line summary of a process that compiled nothing (or whose table is filtered out)."""
+    if p.events:
+        return f"{label(p)}: no function matches the filter."
+    return f"{label(p)}: compiled nothing."
+
+
+def all_totals(report: WatchReport) -> str:
+    t = report.totals()
+    line = (f"All {t['processes']} processes: {plural(t['functions'], 'compiled function')} "
+            f"(counted per process), {plural(t['compiles'], 'compile')}, "
+            f"{plural(t['recompiles'], 'recompile')}")
+    if t["failed"]:
+        line += f", {t['failed']} failed"
+    return line + "."
+
+
+def _reasons(console: Console, functions: tuple[FunctionSummary, ...], indent: str,
+             wrap: bool = False) -> None:
+    for f in functions:
+        if not f.reasons:
+            continue
+        console.print(f"{indent}{f.function} ({_where(f)})", soft_wrap=not wrap, markup=False)
+        for r in f.reasons:
+            console.print(f"{indent}  {r.count}× [{r.kind or 'other'}] {r.text}",
+                          soft_wrap=not wrap, markup=False)
+
+
+def _table(headers: tuple[str, ...]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    for i, header in enumerate(headers):
+        table.add_column(header, justify="left" if i < 2 else "right", overflow="fold")
+    return table
+
+
 def render(report: WatchReport, *, color: bool = False, width: int = 120) -> str:
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width, force_terminal=color, no_color=not color,
-                      highlight=False, color_system="auto" if color else None)
+
+    def make_console(w: int) -> Console:
+        return Console(file=buffer, width=w, force_terminal=color, no_color=not color,
+                       highlight=False, color_system="auto" if color else None)
+
+    console = make_console(width)
     console.print(Text(_title(report), style="bold"))
     if not report.functions:
         console.print("No torch.compile activity was recorded.")
+    else:
+        table = _table(HEADERS)
+        for f in report.functions:
+            row = [Text(c) for c in _row(f)]
+            if f.recompiles:
+                row[3].stylize("bold red")
+            if f.recompile_limit_hit:
+                row[-1].stylize("bold red")
+            table.add_row(*row)
+        console.print(table)
+        if any(f.reasons for f in report.functions):
+            console.print(Text("Recompile reasons (distinct, with how often each occurred)",
+                               style="bold"))
+            _reasons(console, report.functions, "  ")
+        console.print(Text(totals(report), style="bold"))
+    others = children(report)
+    if not others:
         return buffer.getvalue()
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
-    for i, header in enumerate(HEADERS):
-        table.add_column(header, justify="left" if i < 2 else "right", overflow="fold")
-    for f in report.functions:
-        row = [Text(c) for c in _row(f)]
-        if f.recompiles:
-            row[3].stylize("bold red")
-        if f.recompile_limit_hit:
-            row[-1].stylize("bold red")
-        table.add_row(*row)
-    console.print(table)
-    with_reasons = [f for f in report.functions if f.reasons]
-    if with_reasons:
-        console.print(Text("Recompile reasons (distinct, with how often each occurred)",
-                           style="bold"))
-        for f in with_reasons:
-            console.print(f"  {f.function} ({_where(f)})", soft_wrap=True)
-            for r in f.reasons:
-                console.print(f"    {r.count}× [{r.kind or 'other'}] {r.text}", soft_wrap=True,
-                              markup=False)
-    console.print(Text(totals(report), style="bold"))
+    narrow = make_console(min(width, CHILD_WIDTH))
+    narrow.print(Text(f"Child processes ({len(others)}), each with its own compile ids",
+                      style="bold"))
+    for p in others:
+        if not p.functions:
+            narrow.print(f"  {child_line(p)}", soft_wrap=True, markup=False)
+            continue
+        narrow.print(Text(f"  {label(p)}", style="bold"))
+        table = _table(CHILD_HEADERS)
+        for f in p.functions:
+            row = [Text(c) for c in _child_row(f)]
+            if f.recompiles:
+                row[3].stylize("bold red")
+            if f.recompile_limit_hit:
+                row[-1].stylize("bold red")
+            table.add_row(*row)
+        narrow.print(Padding(table, (0, 0, 0, 4), expand=False))
+        _reasons(narrow, p.functions, "    ", wrap=True)
+    narrow.print(Text(all_totals(report), style="bold"))
     return buffer.getvalue()
 
 
@@ -91,4 +171,20 @@ def markdown(report: WatchReport) -> str:
             out.append(f"- `{f.function}`: {r.count}× {r.kind or 'other'}: "
                        f"`{r.text}`")
     out += ["", totals(report), ""]
+    for p in children(report):
+        if not p.functions:
+            out += [f"- {child_line(p)}", ""]
+            continue
+        headers = [h.replace("\n", " ") for h in CHILD_HEADERS]
+        out += [f"### {label(p)}", "", "| " + " | ".join(headers) + " |",
+                "|" + "---|" * len(headers)]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in _child_row(f)) + " |"
+                for f in p.functions]
+        out.append("")
+        for f in p.functions:
+            for r in f.reasons:
+                out.append(f"- `{f.function}`: {r.count}× {r.kind or 'other'}: `{r.text}`")
+        out.append("")
+    if children(report):
+        out += [all_totals(report), ""]
     return "\n".join(out)
