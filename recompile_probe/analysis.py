@@ -21,24 +21,71 @@ class Transition:
     kind: str | None = None  #: reasons.KINDS
 
 
+#: A steady-state median above this multiple of the fastest sample is too noisy to rank on: stalls
+#: (e.g. ~250 ms thread-pool stalls on a loaded 2-core box) reached the median itself. Measured on
+#: that box: a quiet measurement reads 1.02-1.12, a disturbed one 1.28-1.99.
+NOISE_RATIO = 1.3
+
+
+def too_noisy(min_us: float | None, median_us: float | None) -> bool | None:
+    """median > NOISE_RATIO x min; None when either figure is missing."""
+    if min_us is None or median_us is None or min_us <= 0:
+        return None
+    return median_us > NOISE_RATIO * min_us
+
+
+def noisy(run: Run) -> bool:
+    """The run's µs/call must not rank it (an old report without the spread ranks as before)."""
+    flag = run.steady_state_noisy
+    if flag is None:
+        flag = too_noisy(run.steady_state_min_us, run.steady_state_us)
+    return bool(flag)
+
+
 def eligible(run: Run) -> bool:
     """A run that can win: it finished, and its outputs did not differ from eager."""
     return run.status == "ok" and run.outputs_match is not False and run.compiles is not None
 
 
-def _key(run: Run) -> tuple[float, ...]:
-    def value(x: float | None) -> float:
-        return math.inf if x is None else x
+def _value(x: float | None) -> float:
+    return math.inf if x is None else x
 
+
+def _key(run: Run) -> tuple[float, ...]:
     # "fewest guards": guard_count first, then the symbolic (shape-env) guards it includes.
-    return (value(run.compiles), value(run.guard_count), value(run.shape_env_guard_count),
-            value(run.steady_state_us))
+    return (_value(run.compiles), _value(run.guard_count), _value(run.shape_env_guard_count))
+
+
+def tied(runs: list[Run]) -> list[Run]:
+    """The eligible runs that only µs/call could separate: fewest compiles, then guards."""
+    candidates = [r for r in runs if eligible(r)]
+    if not candidates:
+        return []
+    top = min(_key(r) for r in candidates)
+    return [r for r in candidates if _key(r) == top]
 
 
 def best(runs: list[Run]) -> Run | None:
-    """Fewest compiles, then fewest guards, then the lowest steady-state cost; errors excluded."""
-    candidates = [r for r in runs if eligible(r)]
-    return min(candidates, key=_key) if candidates else None
+    """Fewest compiles, then fewest guards, then the lowest steady-state cost; errors excluded.
+
+    µs/call decides a tie only when no tied run's measurement is too noisy to rank on; otherwise
+    the first tied run in scenario order wins and the verdict says why.
+    """
+    top = tied(runs)
+    if not top:
+        return None
+    if any(noisy(r) for r in top):
+        return top[0]
+    return min(top, key=lambda r: _value(r.steady_state_us))
+
+
+def noisy_line(run: Run) -> str:
+    """'name (min a, median b, p90 c µs)' for a run whose µs/call is too noisy to rank."""
+    figures = ", ".join(f"{k} {v:.1f}" for k, v in (("min", run.steady_state_min_us),
+                                                      ("median", run.steady_state_us),
+                                                      ("p90", run.steady_state_p90_us))
+                        if v is not None)
+    return f"{run.strategy} ({figures} µs)" if figures else run.strategy
 
 
 def transitions(run: Run) -> list[Transition]:
@@ -77,12 +124,18 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
     if winner.shape_env_guard_count is not None:
         detail.append(f"{plural(winner.shape_env_guard_count, 'shape guard')}")
     if winner.steady_state_us is not None:
-        detail.append(f"{winner.steady_state_us:.1f} µs/call")
+        detail.append(f"{winner.steady_state_us:.1f} µs/call"
+                      + (", too noisy to rank" if noisy(winner) else ""))
     if detail:
         parts[0] += f" ({', '.join(detail)})"
     others = [r.strategy for r in ties if r is not winner]
     if others:
         parts.append(f"also {plural(winner.compiles, 'compile')}: {', '.join(others)}")
+    unranked = [r for r in tied(runs) if noisy(r)]
+    if len(tied(runs)) > 1 and unranked:
+        parts.append(f"µs/call too noisy to rank ({', '.join(r.strategy for r in unranked)}: "
+                     f"median > {NOISE_RATIO}x min), so {winner.strategy} wins the tie by "
+                     "scenario order")
     recompiling = [r for r in runs if r.recompiles]
     if recompiling:
         first = transitions(recompiling[0])

@@ -123,10 +123,28 @@ def _name(source: str | None) -> str:
     return match.group(1) + match.group(2) if match else (source or "arg")
 
 
-def change_for(strategy: Strategy, batch: list[tuple[str, int]]) -> list[str]:
+#: Targets that already carry the torch._check lines of the vLLM fix: with them, mark_unbacked's
+#: checks were part of what ran, so they are measured, not advice.
+CHECKED_TARGETS = frozenset({"logprobs.count_greater_than_checked"})
+
+
+def checks_for(strategy: Strategy, batch: list[tuple[str, int]]) -> list[str]:
+    """The torch._check lines that go with mark_unbacked (one batch symbol, no 0/1 guard, no
+    runtime Eq assert), written from a template: no run executes them unless the target has them."""
+    if strategy.mark != "unbacked" or not batch:
+        return []
+    (first, d0), rest = batch[0], batch[1:]
+    return [f"torch._check({_name(first)}.shape[{d0}] >= 1)"] + [
+        f"torch._check({_name(first)}.shape[{d0}] == {_name(s)}.shape[{d}])" for s, d in rest]
+
+
+def change_for(strategy: Strategy, batch: list[tuple[str, int]],
+               checks_measured: bool = False) -> list[str]:
     """The concrete change to the user's code that this strategy stands for.
 
     ``batch``: (Dynamo source, dim) of every batch dim, e.g. [("L['x']", 0), ("L['values']", 0)].
+    The torch._check lines are part of it only when ``checks_measured`` (the target that ran has
+    them); otherwise they are advice (``checks_for``).
     """
     lines: list[str] = []
     if strategy.dynamic is not None:
@@ -136,13 +154,10 @@ def change_for(strategy: Strategy, batch: list[tuple[str, int]]) -> list[str]:
         opts = "".join(f", {k}={v!r}" for k, v in strategy.mark_options.items())
         lines.append("# right before each call, in eager code (outside the compiled region):")
         lines += [f"{module}.{fn}({_name(s)}, {d}{opts})" for s, d in batch]
-        if strategy.mark == "unbacked" and batch:
-            (first, d0), rest = batch[0], batch[1:]
-            lines.append("# inside the compiled function (one batch symbol, no 0/1 guard, no "
-                         "runtime Eq assert):")
-            lines.append(f"torch._check({_name(first)}.shape[{d0}] >= 1)")
-            lines += [f"torch._check({_name(first)}.shape[{d0}] == {_name(s)}.shape[{d}])"
-                      for s, d in rest]
+        checks = checks_for(strategy, batch)
+        if checks and checks_measured:
+            lines.append("# inside the compiled function (already in the target that ran):")
+            lines += checks
     sources = ",".join(f"{s}:{d}" for s, d in batch)
     for dotted, value in strategy.config.items():
         value = sources if value == BATCH_SOURCES else value
@@ -159,9 +174,11 @@ def change_for(strategy: Strategy, batch: list[tuple[str, int]]) -> list[str]:
 @dataclass(frozen=True)
 class Fix:
     strategy: str
-    change: tuple[str, ...]
+    change: tuple[str, ...]  #: what the measured run did, as a change to the user's code
     compiles: int | None
     steady_state_us: float | None
+    #: lines no run of this report executed (e.g. mark_unbacked's torch._check template)
+    advice: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -195,8 +212,10 @@ def recompiles(run: Run, runs: list[Run], strategies: Mapping[str, Strategy],
             strategy = strategies.get(other.strategy)
             if strategy is None:
                 continue
-            fixes.append(Fix(other.strategy, tuple(change_for(strategy, batch)), other.compiles,
-                             other.steady_state_us))
+            measured = other.target in CHECKED_TARGETS
+            fixes.append(Fix(other.strategy, tuple(change_for(strategy, batch, measured)),
+                             other.compiles, other.steady_state_us,
+                             () if measured else tuple(checks_for(strategy, batch))))
         fixes.sort(key=lambda f: (f.compiles if f.compiles is not None else 1 << 30,
                                   f.steady_state_us or 0.0))
         kind = event.reason_kind if event else None
@@ -210,8 +229,12 @@ def recompiles(run: Run, runs: list[Run], strategies: Mapping[str, Strategy],
 # --- cost -----------------------------------------------------------------------------------------
 
 def slow_winner(runs: list[Run], ratio: float = 1.2) -> str | None:
-    """A note when a strategy with the fewest compiles is the slowest to run (by >= ratio)."""
-    timed = [r for r in runs if analysis.eligible(r) and r.steady_state_us is not None]
+    """A note when a strategy with the fewest compiles is the slowest to run (by >= ratio).
+
+    Runs whose µs/call is too noisy to rank (analysis.noisy) take no part: see ``noise_note``.
+    """
+    timed = [r for r in runs if analysis.eligible(r) and r.steady_state_us is not None
+             and not analysis.noisy(r)]
     if len(timed) < 2:
         return None
     fewest = min(r.compiles for r in timed)  # type: ignore[type-var]
@@ -222,6 +245,16 @@ def slow_winner(runs: list[Run], ratio: float = 1.2) -> str | None:
                 f"{slowest.steady_state_us:.1f} µs/call vs {fastest.steady_state_us:.1f} "
                 f"({fastest.strategy}).")
     return None
+
+
+def noise_note(runs: list[Run]) -> str | None:
+    """Which runs' µs/call is too noisy to rank on, with the spread that says so."""
+    loud = [r for r in runs if r.status == "ok" and analysis.noisy(r)]
+    if not loud:
+        return None
+    return (f"µs/call too noisy to rank (median > {analysis.NOISE_RATIO}x the fastest sample): "
+            f"{'; '.join(analysis.noisy_line(r) for r in loud)}. It decides no winner; rerun "
+            "with OMP_NUM_THREADS=1 on a quiet machine, or more repeats.")
 
 
 # --- the whole explanation ------------------------------------------------------------------------
@@ -243,9 +276,9 @@ def explain(report: Report, strategies: Mapping[str, Strategy], batch: list[tupl
         if sequence is not None and name != sequence:
             continue
         runs = report.runs_for(name)
-        note = slow_winner(runs)
-        if note:
-            notes.append(f"{name}: {note}")
+        for note in (slow_winner(runs), noise_note(runs)):
+            if note:
+                notes.append(f"{name}: {note}")
         for run in runs:
             wanted = (run.strategy in chosen if chosen is not None
                       else (run.compiles or 0) > 1)
@@ -271,6 +304,7 @@ def to_dict(report: Report, explanations: list[Explanation], notes: list[str]) -
             "strategy": x.run.strategy, "compiles": x.run.compiles,
             "recompiles": x.run.recompiles,
             "steady_state_us": x.run.steady_state_us, "eager_us": x.run.eager_us,
+            "steady_state_noisy": x.run.steady_state_noisy,
             "guard_check_us": x.run.guard_check_us,
             "guard_latency_us_cold": x.run.guard_latency_us,
             "entries": [entry(e) for e in x.run.entries],
@@ -279,6 +313,9 @@ def to_dict(report: Report, explanations: list[Explanation], notes: list[str]) -
         } for x in explanations],
         "costs": [{"sequence_name": r.sequence_name, "strategy": r.strategy,
                    "compiles": r.compiles, "steady_state_us": r.steady_state_us,
+                   "steady_state_min_us": r.steady_state_min_us,
+                   "steady_state_p90_us": r.steady_state_p90_us,
+                   "steady_state_noisy": r.steady_state_noisy,
                    "eager_us": r.eager_us, "guard_check_us": r.guard_check_us,
                    "guard_latency_us_cold": r.guard_latency_us} for r in report.runs],
         "notes": notes,

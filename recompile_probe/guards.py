@@ -102,15 +102,29 @@ def frame_locals(fn: Any, args: tuple) -> dict[str, Any] | None:
     """The locals the compiled frame starts with, as guards see them (L['x'] -> x)."""
     import torch
 
+    # follow_wrapped=False and the closure: a functools.wraps wrapper's frame has (*args, **kwargs)
+    # and its free variables (L['fn']), not the wrapped function's parameters.
+    func = type(fn).forward if isinstance(fn, torch.nn.Module) else fn
     try:
         if isinstance(fn, torch.nn.Module):
-            bound = inspect.signature(type(fn).forward).bind(fn, *args)
+            bound = inspect.signature(func, follow_wrapped=False).bind(fn, *args)
         else:
-            bound = inspect.signature(fn).bind(*args)
+            bound = inspect.signature(func, follow_wrapped=False).bind(*args)
         bound.apply_defaults()
     except (TypeError, ValueError):
         return None
-    return dict(bound.arguments)
+    code, cells = getattr(func, "__code__", None), getattr(func, "__closure__", None) or ()
+    free = {name: cell.cell_contents for name, cell in zip(getattr(code, "co_freevars", ()), cells)
+            if not _empty(cell)}
+    return {**free, **bound.arguments}
+
+
+def _empty(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return True
+    return False
 
 
 def serving_entry(code: Any, f_locals: dict[str, Any]) -> Any | None | bool:

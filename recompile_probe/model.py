@@ -31,6 +31,12 @@ class Call:
     event: str  #: compile | recompile | hit | error | eager
     latency_us: float | None  #: wall time of the call, compile included
     outputs_match: bool | None  #: equal to eager (assert_close; integers exact); None: not compared
+    #: graphs handed to the backend during this call (the counting backend, before/after it);
+    #: 0 with failed_compiles > 0: an attempt that produced nothing, the failing frame ran eagerly
+    graphs: int | None = None
+    #: compile events of this call that failed (recompile limit hit, error_on_recompile, a
+    #: backend or tracing error): an attempt, not a cache entry
+    failed_compiles: int | None = None
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,22 @@ class Run:
     entries: tuple[CacheEntry, ...] = ()
     #: the structured trace of this run (run --trace-dir), for tlparse
     trace_file: str | None = None
+    #: compile events that failed (a recompile limit hit, a data-dependent guard in an inner
+    #: frame, ...): the frame, or that attempt, ran without compiled code
+    failed_compiles: int | None = None
+    #: compile id whose figures guard_count, shape_env_guard_count, leaf_guard_count and
+    #: guard_latency_us are: the newest successful compile of the target's own frame (frame id 0
+    #: after the run's reset: the outermost frame the probe called, wrappers included)
+    guard_compile_id: str | None = None
+    #: fastest and 90th-percentile (nearest rank) samples; steady_state_us is their median
+    steady_state_min_us: float | None = None
+    steady_state_p90_us: float | None = None
+    #: the spread is too wide to rank on (analysis.too_noisy): never decides a winner
+    steady_state_noisy: bool | None = None
+    #: (argument, dim) pairs the strategy marked, or named as sources; None: it marks nothing
+    marked_dims: int | None = None
+    #: facts about how this run went that the figures alone do not say
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -333,6 +355,7 @@ def run_from_dict(data: dict[str, Any], where: str = "run") -> Run:
             for j, g in enumerate(e.get("guards", ())))}, f"{where}.entries[{i}]")
         for i, e in enumerate(data.get("entries", ()))
     )
+    data["notes"] = tuple(data.get("notes", ()))
     data["violations"] = tuple(
         _build(Violation, {**v, "reasons": tuple(v.get("reasons", ()))},
                f"{where}.violations[{i}]")

@@ -9,6 +9,7 @@ their guard trees, then the steady-state cost (the last call repeated, outside t
 from __future__ import annotations
 
 import contextlib
+import math
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from typing import Any, Callable
 
 import torch
 
-from . import compat, guards
+from . import analysis, compat, guards
 from . import strategies as strategies_mod
 from .errors import EagerFailure, ProbeError
 from .model import CacheEntry, Call, CompileEvent, Run, RunError, figureless_run, replace
@@ -45,6 +46,21 @@ class CountingBackend:
 
 
 # --- eager reference ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Timing:
+    """Steady-state samples of one call, summarized: the median ranks, min and p90 show spread."""
+
+    min_us: float
+    median_us: float
+    p90_us: float  #: nearest rank: the ceil(0.9 n)-th fastest sample
+
+    @classmethod
+    def of(cls, samples: list[float]) -> "Timing":
+        ordered = sorted(samples)
+        p90 = ordered[max(0, math.ceil(0.9 * len(ordered)) - 1)]
+        return cls(round(ordered[0], 2), round(statistics.median(ordered), 2), round(p90, 2))
+
 
 @dataclass
 class EagerReference:
@@ -81,8 +97,8 @@ def eager_reference(target: LoadedTarget, sequence: tuple[int, ...], repeats: in
                 ) from exc
         if repeats:
             args = target.make_args(sequence[-1])
-            ref.steady_us = _median_us(_synced(lambda: target.fn(*args),
-                                               _wait_for_device(args)), repeats)
+            ref.steady_us = statistics.median(_samples_us(_synced(lambda: target.fn(*args),
+                                                                  _wait_for_device(args)), repeats))
     return ref
 
 
@@ -154,13 +170,13 @@ def _synced(fn: Callable[[], Any], sync: Callable[[], None] | None) -> Callable[
     return call
 
 
-def _median_us(fn: Callable[[], Any], repeats: int) -> float:
+def _samples_us(fn: Callable[[], Any], repeats: int) -> list[float]:
     samples = []
     for _ in range(repeats):
         start = time.perf_counter_ns()
         fn()
         samples.append((time.perf_counter_ns() - start) / 1000.0)
-    return statistics.median(samples)
+    return samples
 
 
 def warm_up(backend: str, mode: str | None = None, options: dict | None = None) -> None:
@@ -208,8 +224,11 @@ def probe(
                                describe_error(exc, None))
         if QUIET_TORCH_LOGS:
             stack.enter_context(compat.quiet_torch_logs())
+        mark = strategies_mod.marker(strategy)
+        if mark is not None:  # marks live on the tensors: undo them, whatever the factory returns
+            stack.callback(mark.restore)
         driver = _Driver(scenario, target, strategy, compiled, graphs, reference,
-                         stack.enter_context(Recorder()))
+                         stack.enter_context(Recorder()), mark)
         driver.drive(sequence)
         entries = guards.all_entries()
         steady = driver.steady_state()
@@ -255,16 +274,18 @@ class _Driver:
 
     def __init__(self, scenario: Scenario, target: LoadedTarget, strategy: Strategy,
                  compiled: Callable, graphs: Callable[[], int | None],
-                 reference: EagerReference, recorder: Recorder) -> None:
+                 reference: EagerReference, recorder: Recorder,
+                 mark: strategies_mod.Marker | None) -> None:
         self.scenario, self.target, self.compiled = scenario, target, compiled
         self.graphs, self.reference, self.recorder = graphs, reference, recorder
-        self.mark = strategies_mod.marker(strategy)
+        self.mark = mark
         self.metrics_ok = compat.metrics_available()
         self.calls: list[Call] = []
         self.events: list[CompileEvent] = []
         self.error: RunError | None = None
         self.last_args: tuple | None = None
         self.guard_check_us: float | None = None
+        self.timing: Timing | None = None
         self._graphs_seen = 0
         self._code = guards.frame_code(target.fn)
         #: whether guard checks on our reconstruction of the frame's locals can be trusted:
@@ -285,7 +306,7 @@ class _Driver:
             args = self.target.make_args(batch_size)
             if index == 0:
                 self._sync = _wait_for_device(args)
-            before = len(self.recorder)
+            before, graphs_before = len(self.recorder), self.graphs()
             try:
                 start = time.perf_counter_ns()
                 out = self._call(args)
@@ -295,12 +316,15 @@ class _Driver:
             self.recorder.poll()
             new = [replace(e, call_index=index) for e in self.recorder.since(before)]
             self.events.extend(new)
+            graphs = delta(self.graphs(), graphs_before)
+            failed = sum(e.failed for e in new) if self.metrics_ok else None
             if self.error is not None:
-                self.calls.append(Call(index, batch_size, "error", None, None))
+                self.calls.append(Call(index, batch_size, "error", None, None, graphs, failed))
                 return
             match = outputs_match(out, self.reference.outputs[batch_size], self.scenario.rtol,
                                   self.scenario.atol)
-            self.calls.append(Call(index, batch_size, self._event(new, args), latency, match))
+            self.calls.append(Call(index, batch_size, self._event(new, args), latency, match,
+                                   graphs, failed))
             self.last_args = args
             del out
 
@@ -319,7 +343,13 @@ class _Driver:
                 return "recompile" if any(e.recompile for e in new) else "compile"
             # No compile: a cache hit, unless no entry accepts the call and it ran eagerly
             # (e.g. past the recompile limit).
-            return "eager" if self._locals_ok and self._served(args) is None else "hit"
+            if self._locals_ok:
+                return "eager" if self._served(args) is None else "hit"
+            # Locals not trusted (or never settled): a frame with no cache entry at all served
+            # nothing, e.g. under the eager_on_recompile stance before anything compiled.
+            if self._code is not None and compat.cache_entries(self._code) == []:
+                return "eager"
+            return "hit"
         # No metrics in this torch: a new backend graph is the only compile signal left.
         seen, self._graphs_seen = self._graphs_seen, self.graphs() or 0
         return "hit" if self._graphs_seen == seen else "compile" if not seen else "recompile"
@@ -330,11 +360,13 @@ class _Driver:
             return None
         args = self.last_args
         self._call(args)  # untimed: a compile here must not pollute the median
-        steady = round(_median_us(lambda: self._call(args), self.scenario.repeats), 2)
+        self.timing = Timing.of(_samples_us(lambda: self._call(args), self.scenario.repeats))
+        steady = self.timing.median_us
         entry = self._served(args) if self._locals_ok else None
         f_locals = guards.frame_locals(self.target.fn, args)
         if entry and f_locals is not None:
-            before = (lambda: self.mark(args, self.target.batch_dims)) if self.mark else None
+            mark = self.mark
+            before = (lambda: mark(args, self.target.batch_dims)) if mark is not None else None
             cost = guards.check_cost_us(entry, f_locals, before)
             self.guard_check_us = None if cost is None else round(cost, 3)
         return steady
@@ -344,12 +376,14 @@ def _summarize(driver: _Driver, entries: list[guards.EntryInfo] | None, steady: 
                scenario: Scenario, target: LoadedTarget, sequence_name: str,
                sequence: tuple[int, ...], strategy: Strategy, reference: EagerReference) -> Run:
     events, calls = driver.events, driver.calls
-    newest = _newest(events, entries, target)
-    newest_event = next((e for e in reversed(events)
-                         if newest is not None and e.compile_id == newest.compile_id), None)
+    own = _own_frame_newest(events)
+    entry = next((e for e in entries or () if own is not None and e.compile_id == own.compile_id),
+                 None)
     made_by = {e.compile_id: e for e in events if not e.failed}
     compared = [c.outputs_match for c in calls if c.event != "error"]
     times = [e.compile_time_ms for e in events]
+    timing = driver.timing
+    marked, notes = _marking(driver, strategy, target)
     return Run(
         target=target.name,
         sequence_name=sequence_name,
@@ -362,9 +396,9 @@ def _summarize(driver: _Driver, entries: list[guards.EntryInfo] | None, steady: 
         compiles=len(events) if driver.metrics_ok else None,
         recompiles=sum(e.recompile for e in events) if driver.metrics_ok else None,
         cache_entries=None if entries is None else len(entries),
-        guard_count=newest_event.guard_count if newest_event else None,
-        shape_env_guard_count=newest_event.shape_env_guard_count if newest_event else None,
-        leaf_guard_count=newest.leaf_guard_count if newest else None,
+        guard_count=own.guard_count if own else None,
+        shape_env_guard_count=own.shape_env_guard_count if own else None,
+        leaf_guard_count=entry.leaf_guard_count if entry else None,
         compile_time_ms=None if None in times else round(sum(times), 3),
         outputs_match=None if not compared or None in compared else all(compared),
         calls=tuple(calls),
@@ -373,10 +407,59 @@ def _summarize(driver: _Driver, entries: list[guards.EntryInfo] | None, steady: 
         eager_us=None if reference.steady_us is None else round(reference.steady_us, 2),
         strategy_description=strategy.description,
         guard_check_us=driver.guard_check_us,
-        guard_latency_us=newest_event.guard_latency_us if newest_event else None,
+        guard_latency_us=own.guard_latency_us if own else None,
         entries=tuple(_cache_entry(e, made_by.get(e.compile_id), sequence)
                       for e in sorted(entries or (), key=_compile_order)),
+        failed_compiles=sum(e.failed for e in events) if driver.metrics_ok else None,
+        guard_compile_id=own.compile_id if own else None,
+        steady_state_min_us=timing.min_us if timing else None,
+        steady_state_p90_us=timing.p90_us if timing else None,
+        steady_state_noisy=analysis.too_noisy(timing.min_us, timing.median_us) if timing else None,
+        marked_dims=marked,
+        notes=notes,
     )
+
+
+def _frame_id(compile_id: str | None) -> str | None:
+    return None if not compile_id else compile_id.split("/", 1)[0]
+
+
+def _own_frame_newest(events: list[CompileEvent]) -> CompileEvent | None:
+    """The newest successful compile of the target's own frame.
+
+    After the run's reset frame ids restart, and the first frame Dynamo compiles is the outermost
+    one the probe called (frame id 0), so the first event's frame is the target's, whatever its
+    co_name (a decorator's wrapper, a module's forward). Matching by name would pick an inner
+    frame's entry whenever a wrapper renames the outer one.
+    """
+    if not events:
+        return None
+    frame = _frame_id(events[0].compile_id)
+    if frame is None:
+        return None
+    return next((e for e in reversed(events)
+                 if not e.failed and _frame_id(e.compile_id) == frame), None)
+
+
+def _marking(driver: _Driver, strategy: Strategy,
+             target: LoadedTarget) -> tuple[int | None, tuple[str, ...]]:
+    """(marked_dims, notes): how many batch dims the strategy marked or named, and a note when a
+    strategy meant to mark had nothing to mark (e.g. batch_dims: {}, or a list of tensors)."""
+    named = [s for s in strategies_mod.batch_sources(target.arg_names, target.batch_dims)
+             .split(",") if s]
+    by_sources = any(v == strategies_mod.BATCH_SOURCES for v in strategy.config.values())
+    why = ("no batch dim is a dim of a tensor argument (batch_dims names none, or names a "
+           "non-tensor argument such as a list)")
+    if driver.mark is not None:
+        marked = len(driver.mark.marked)
+        if marked == 0 and driver.calls:
+            return 0, (f"nothing to mark: {why}; {strategy.name} ran without marks",)
+        return marked, ()
+    if by_sources:
+        if not named:
+            return 0, (f"nothing to name: {why}; {strategy.name} set no source",)
+        return len(named), ()
+    return None, ()
 
 
 def _compile_order(entry: guards.EntryInfo) -> tuple[int, ...]:
@@ -396,17 +479,3 @@ def _cache_entry(info: guards.EntryInfo, event: CompileEvent | None,
         guard_count=event.guard_count if event else None,
         shape_env_guard_count=event.shape_env_guard_count if event else None,
         leaf_guard_count=info.leaf_guard_count, guards=info.guards)
-
-
-def _newest(events: list[CompileEvent], entries: list[guards.EntryInfo] | None,
-            target: LoadedTarget) -> guards.EntryInfo | None:
-    """The cache entry made by the latest successful compile, preferring the target's own frame."""
-    if not entries:
-        return None
-    by_id = {e.compile_id: e for e in entries}
-    code = getattr(getattr(target.fn, "forward", target.fn), "__code__", None)
-    candidates = [e for e in reversed(events) if not e.failed and e.compile_id in by_id]
-    own = [e for e in candidates if code is not None and e.function == code.co_name
-           and e.filename == code.co_filename]
-    chosen = (own or candidates or [None])[0]
-    return by_id[chosen.compile_id] if chosen else None

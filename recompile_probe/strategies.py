@@ -190,23 +190,86 @@ def applied(strategy: Strategy, sources: str) -> Iterator[None]:
         yield
 
 
-def marker(strategy: Strategy) -> Callable[[tuple, Mapping[int, tuple[int, ...]]], None] | None:
-    """A function that marks the batch dims of the tensor arguments, or None for no mark."""
-    if strategy.mark is None:
-        return None
-    import torch
+def _is_marking(name: str) -> bool:
+    # What mark_dynamic / maybe_mark_dynamic / mark_unbacked / mark_static set on a tensor:
+    # _dynamo_dynamic_indices, _dynamo_unbacked_indices, _dynamo_hint_overrides, ...,
+    # _has_dynamo_dim_marking, _specialize_on (torch/_dynamo/decorators.py).
+    return "dynamo" in name or name == "_specialize_on"
 
-    module_name, fn_name = MARKS[strategy.mark]
-    mark_fn = getattr(importlib.import_module(module_name), fn_name)
-    options = dict(strategy.mark_options)
 
-    def mark(args: tuple, batch_dims: Mapping[int, tuple[int, ...]]) -> None:
+def _tensors_under(t: Any) -> list[Any]:
+    """The tensor and, for a traceable wrapper subclass (DTensor, ...), the inner tensors that the
+    mark functions mark too."""
+    out, stack = [], [t]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        flatten = getattr(current, "__tensor_flatten__", None)
+        if callable(flatten):
+            try:
+                attrs, _ = flatten()
+            except Exception:  # noqa: BLE001 - a subclass we cannot open: its own marks only
+                continue
+            stack.extend(getattr(current, a) for a in attrs)
+    return out
+
+
+class Marker:
+    """Marks the batch dims of the tensor arguments, and undoes every mark afterwards.
+
+    Marks are attributes on the tensor objects, so a factory that hands out the same tensors again
+    (memoized, module-level) would carry them into the next strategy. Before a tensor's first mark
+    in a run its marking attributes are snapshot (marks the user's own factory set are kept);
+    ``restore`` puts them back, whatever the run did.
+    """
+
+    def __init__(self, mark_fn: Callable[..., None], options: Mapping[str, Any]) -> None:
+        self._mark_fn, self._options = mark_fn, dict(options)
+        #: id -> (weak reference, marking attributes before the run's first mark)
+        self._saved: dict[int, tuple[Any, dict[str, Any]]] = {}
+        #: (argument index, dim) pairs marked at least once
+        self.marked: set[tuple[int, int]] = set()
+
+    def __call__(self, args: tuple, batch_dims: Mapping[int, tuple[int, ...]]) -> None:
+        import torch
+
         for index, dims in batch_dims.items():
             if index < len(args) and isinstance(args[index], torch.Tensor):
+                self._snapshot(args[index])
                 for dim in dims:
-                    mark_fn(args[index], dim, **options)
+                    self.marked.add((index, dim))  # before: a mark that raises still counts
+                    self._mark_fn(args[index], dim, **self._options)
 
-    return mark
+    def _snapshot(self, t: Any) -> None:
+        import copy
+        import weakref
+
+        for tensor in _tensors_under(t):
+            if id(tensor) in self._saved and self._saved[id(tensor)][0]() is tensor:
+                continue
+            attrs = {k: copy.copy(v) for k, v in vars(tensor).items() if _is_marking(k)}
+            self._saved[id(tensor)] = (weakref.ref(tensor), attrs)
+
+    def restore(self) -> None:
+        import copy
+
+        for ref, attrs in self._saved.values():
+            tensor = ref()
+            if tensor is None:  # gone with its marks
+                continue
+            for name in [k for k in vars(tensor) if _is_marking(k)]:
+                delattr(tensor, name)
+            for name, value in attrs.items():
+                setattr(tensor, name, copy.copy(value))
+        self._saved.clear()
+
+
+def marker(strategy: Strategy) -> Marker | None:
+    """A ``Marker`` for the strategy's mark, or None for a strategy that marks nothing."""
+    if strategy.mark is None:
+        return None
+    module_name, fn_name = MARKS[strategy.mark]
+    return Marker(getattr(importlib.import_module(module_name), fn_name), strategy.mark_options)
 
 
 def compile_kwargs(strategy: Strategy, scenario_compile: Mapping[str, Any]) -> tuple[dict, dict]:

@@ -36,3 +36,39 @@ def test_transitions_place_each_recompile():
 def test_no_winner():
     assert "no strategy finished" in analysis.verdict("rl", [_run("a", 1, 1, 1.0,
                                                                   status="error")])
+
+
+def _timed(strategy, compiles, guards, low, median, high):
+    return model.replace(_run(strategy, compiles, guards, median), steady_state_min_us=low,
+                         steady_state_p90_us=high,
+                         steady_state_noisy=analysis.too_noisy(low, median))
+
+
+def test_noise_rule():
+    assert analysis.too_noisy(80.0, 80.0 * analysis.NOISE_RATIO) is False
+    assert analysis.too_noisy(80.0, 80.0 * analysis.NOISE_RATIO + 0.1) is True
+    assert analysis.too_noisy(None, 80.0) is None and analysis.too_noisy(80.0, None) is None
+
+
+def test_a_noisy_figure_never_decides_the_winner():
+    # b's median reads low, but its samples spread too wide to rank: the tie goes by order
+    runs = [_timed("a", 1, 9, 80.0, 82.0, 90.0), _timed("b", 1, 9, 20.0, 60.0, 256000.0),
+            _timed("c", 2, 9, 10.0, 10.0, 11.0)]
+    assert analysis.best(runs).strategy == "a"
+    line = analysis.verdict("rl", runs)
+    assert "µs/call too noisy to rank (b: median > 1.3x min)" in line
+    assert "a wins the tie by scenario order" in line
+    # the noisy run winning the tie by order is labelled, not ranked
+    first = [runs[1], runs[0]]
+    assert analysis.best(first).strategy == "b"
+    assert "60.0 µs/call, too noisy to rank" in analysis.verdict("rl", first)
+    # quiet figures still rank
+    quiet = [_timed("a", 1, 9, 80.0, 82.0, 90.0), _timed("b", 1, 9, 50.0, 55.0, 60.0)]
+    assert analysis.best(quiet).strategy == "b"
+    assert "too noisy" not in analysis.verdict("rl", quiet)
+
+
+def test_noise_outside_the_tie_does_not_matter():
+    runs = [_timed("a", 1, 9, 80.0, 82.0, 90.0), _timed("b", 2, 9, 10.0, 60.0, 90.0)]
+    assert analysis.best(runs).strategy == "a"
+    assert "too noisy" not in analysis.verdict("rl", runs)

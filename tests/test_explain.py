@@ -36,7 +36,10 @@ def test_explain_default_shows_entries_diff_kind_and_measured_fixes():
     for name in ("mark_unbacked", "unbacked_sources", "backed_size_oblivious"):
         assert f"    {name} (1 compile," in fixes
     assert "torch._dynamo.decorators.mark_unbacked(x, 0)" in fixes
-    assert "torch._check(x.shape[0] == values.shape[0])" in fixes
+    # the template checks were never run on this target: printed apart, as advice
+    measured, advice = fixes.split("    mark_unbacked (")[1].split("not measured, advice", 1)
+    assert "torch._check" not in measured
+    assert "        torch._check(x.shape[0] == values.shape[0])" in advice.splitlines()
     assert "default " not in fixes.split("\n", 1)[1].split("Runtime")[0].replace(
         "default)", "")  # default itself recompiled: never its own fix
     assert "guard check µs" in out and "cold guard µs" in out
@@ -151,3 +154,43 @@ def test_tlparse_reads_our_trace_and_agrees_on_compile_ids(tmp_path):
     directory = json.loads((out / "compile_directory.json").read_text())
     ids = sorted(k.strip("[]") for k in directory if "-" not in k)
     assert ids == [e["compile_id"] for e in run["compile_events"]] == ["0/0", "0/1"]
+
+
+def test_slow_winner_ignores_noisy_figures_and_says_so():
+    from test_analysis import _timed
+
+    runs = [_timed("fast_but_noisy", 2, 9, 5.0, 10.0, 500.0),
+            _timed("one_compile", 1, 9, 29.0, 30.0, 31.0)]
+    assert ex.slow_winner(runs) is None  # the only faster figure cannot be trusted
+    note = ex.noise_note(runs)
+    assert note.startswith("µs/call too noisy to rank")
+    assert "fast_but_noisy (min 5.0, median 10.0, p90 500.0 µs)" in note
+
+
+def _fix_for(target):
+    """A recompiling default run and a mark_unbacked run that removed it (synthetic records)."""
+    from recompile_probe import model
+    from recompile_probe.strategies import BUILTINS
+
+    event = model.CompileEvent("0/1", "f", 1, "0/0: tensor 'x' size mismatch", 9, 1, 2, 1.0,
+                               False, recompile=True, reason_kind="zero_one_specialization")
+    calls = (model.Call(0, 1, "compile", 1.0, True), model.Call(1, 2, "recompile", 1.0, True))
+    default = model.Run(target, "rl", (1, 2), "default", "eager", "ok", None, 2, 2, 1, 2, 9, 1,
+                        9, 2.0, True, calls, (event,))
+    fixed = model.replace(default, strategy="mark_unbacked", graphs=1, compiles=1, recompiles=0,
+                          calls=(calls[0], model.Call(1, 2, "hit", 1.0, True)),
+                          compile_events=())
+    batch = [("L['x']", 0), ("L['values']", 0)]
+    (recompile,) = ex.recompiles(default, [default, fixed], BUILTINS, batch)
+    (fix,) = recompile.fixes
+    return fix
+
+
+def test_unmeasured_checks_are_advice_not_a_measured_change():
+    fix = _fix_for("logprobs.count_greater_than")
+    assert not any("torch._check" in line for line in fix.change)
+    assert fix.advice == ("torch._check(x.shape[0] >= 1)",
+                          "torch._check(x.shape[0] == values.shape[0])")
+    # the checked target ran them: measured, part of the change
+    fix = _fix_for("logprobs.count_greater_than_checked")
+    assert "torch._check(x.shape[0] == values.shape[0])" in fix.change and fix.advice == ()

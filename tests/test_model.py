@@ -69,3 +69,27 @@ def test_unknown_fields_from_newer_writers_are_ignored():
 def test_bad_reports_raise_report_errors(text, fragment):
     with pytest.raises(ReportError, match=fragment):
         model.from_json(text, "r.json")
+
+
+def test_new_run_and_call_fields_round_trip():
+    report = sample_report()
+    run = model.replace(report.runs[0], failed_compiles=1, guard_compile_id="0/1",
+                        steady_state_us=20.0, steady_state_min_us=18.0,
+                        steady_state_p90_us=25.0, steady_state_noisy=False, marked_dims=2,
+                        notes=("a note",),
+                        calls=(model.Call(0, 1, "recompile", 9.0, True, 0, 1),))
+    report = model.replace(report, runs=(run,))
+    data = json.loads(model.to_json(report))["runs"][0]
+    assert (data["failed_compiles"], data["guard_compile_id"], data["marked_dims"],
+            data["notes"]) == (1, "0/1", 2, ["a note"])
+    assert (data["steady_state_min_us"], data["steady_state_p90_us"],
+            data["steady_state_noisy"]) == (18.0, 25.0, False)
+    assert (data["calls"][0]["graphs"], data["calls"][0]["failed_compiles"]) == (0, 1)
+    assert model.from_json(model.to_json(report)) == report
+    # a report written before these fields reads them as n/a
+    old = json.loads(model.to_json(sample_report()))
+    for key in ("failed_compiles", "guard_compile_id", "notes", "steady_state_noisy"):
+        del old["runs"][0][key]
+    read = model.from_dict(old).runs[0]
+    assert (read.failed_compiles, read.guard_compile_id, read.notes,
+            read.steady_state_noisy) == (None, None, (), None)

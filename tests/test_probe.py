@@ -300,3 +300,167 @@ def test_non_tensor_batch_argument_runs_unmarked(write_scenario):
     for run in runs.values():
         assert run.status == "ok" and run.outputs_match is True
         assert run.graphs == hand_count(target.fn, target.make_args, run.sequence)[0]
+
+
+def test_batch_that_is_not_a_tensor_dim_runs_every_strategy(write_scenario):
+    """batch_dims: {}: the batch is the length of a list (guards like len(L['xs']) == B)."""
+    path = write_scenario("""
+        target: user_targets.py:stack_sum
+        factory: user_targets.py:make_list
+        batch_dims: {}
+        sequences: {s: [1, 2, 3]}
+        strategies: [default, static, dynamic_true, mark_unbacked, unbacked_sources]
+        repeats: 2
+    """)
+    scenario, runs, report = _runs(path)
+    target = loader.load(scenario)
+    for name, run in runs.items():
+        graphs, error = _independent(scenario, run)
+        assert error is None and run.status == "ok" and run.outputs_match is True
+        assert run.compiles == run.graphs == graphs, name[1]
+    assert runs[("s", "mark_unbacked")].marked_dims == 0
+    assert runs[("s", "unbacked_sources")].marked_dims == 0
+    assert runs[("s", "default")].marked_dims is None and runs[("s", "default")].notes == ()
+    assert "nothing to mark" in runs[("s", "mark_unbacked")].notes[0]
+    assert "nothing to name" in runs[("s", "unbacked_sources")].notes[0]
+    assert target.batch_dims == {}
+    data = to_dict(report)["runs"]
+    assert {r["strategy"]: r["marked_dims"] for r in data}["mark_unbacked"] == 0
+    from recompile_probe.render import render
+
+    table = render(report, "table")
+    assert "mark_unbacked: nothing to mark" in table.split("Notes", 1)[1]
+
+
+def _per_call_by_hand(fn, make_args, sequence, **compile_kwargs):
+    """(graphs, failed metrics records) per call: a CompileCounter and get_compilation_metrics()."""
+    from torch._dynamo.testing import CompileCounter
+    from torch._dynamo.utils import clear_compilation_metrics, get_compilation_metrics
+
+    torch._dynamo.reset()
+    clear_compilation_metrics()
+    counter = CompileCounter()
+    compiled = torch.compile(fn, backend=counter, **compile_kwargs)
+    out = []
+    for b in sequence:
+        graphs, records = counter.frame_count, len(get_compilation_metrics())
+        compiled(*make_args(b))
+        failed = sum(m.fail_type is not None for m in get_compilation_metrics()[records:])
+        out.append((counter.frame_count - graphs, failed))
+    torch._dynamo.reset()
+    return out
+
+
+def test_a_failed_recompile_attempt_says_no_graph_was_made(write_scenario):
+    path = write_scenario("""
+        target: user_targets.py:double
+        inputs: [{shape: [B, 8]}]
+        sequences: {s: [1, 2, 3, 4]}
+        compile: {recompile_limit: 2}
+        strategies: [static]
+        repeats: 2
+    """)
+    scenario, runs, report = _runs(path)
+    run = runs[("s", "static")]
+    target = loader.load(scenario)
+    by_hand = _per_call_by_hand(target.fn, target.make_args, [1, 2, 3, 4], dynamic=False,
+                                recompile_limit=2)
+    assert [(c.graphs, c.failed_compiles) for c in run.calls] == by_hand
+    limit_call = next(i for i, (_, failed) in enumerate(by_hand) if failed)
+    call = run.calls[limit_call]
+    # still a recompile attempt (the documented event), but no graph and a failed compile
+    assert (call.event, call.graphs, call.failed_compiles) == ("recompile", 0, 1)
+    assert run.failed_compiles == sum(f for _, f in by_hand) == 1
+    assert run.status == "ok" and run.outputs_match is True
+    from recompile_probe.render import cells, render
+
+    assert cells.timeline(run).split()[limit_call] == cells.FAILED_GLYPH
+    table = render(report, "table")
+    assert "△ failed compile" in table and " failed " in table.splitlines()[4]
+
+
+WRAPPED = """
+import functools
+
+import torch
+
+
+def deco(fn):
+    @functools.wraps(fn)  # as transformers' deprecate_kwarg does: the frame is `wrapper`
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+class Wrapped(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    @deco
+    def forward(self, x):
+        y = self.lin(x).sin()
+        torch._dynamo.graph_break()
+        return y.cos() * 2  # compiled in a resume frame, where y is not marked
+
+
+model = Wrapped()
+
+
+def make(batch_size):
+    return (torch.randn(batch_size, 8),)
+"""
+
+
+def test_guard_figures_come_from_the_targets_own_frame(write_scenario):
+    """A wrapped forward with a graph break: the inner resume frame fails its recompile (limit 1),
+    the run still finishes; guards are the outer frame's, failed compiles are counted."""
+    from torch._dynamo.utils import get_compilation_metrics
+
+    write_scenario(WRAPPED, name="wrapped.py")
+    path = write_scenario("""
+        target: wrapped.py:model
+        factory: wrapped.py:make
+        batch_dims: {0: [0]}
+        sequences: {s: [1, 2, 3]}
+        compile: {recompile_limit: 1}
+        strategies: [mark_unbacked]
+        repeats: 2
+    """)
+    scenario, runs, _ = _runs(path)
+    run = runs[("s", "mark_unbacked")]
+    metrics = {str(m.compile_id): m for m in get_compilation_metrics()}  # this run's records
+    assert run.status == "ok" and run.outputs_match is True
+    assert run.failed_compiles == sum(m.fail_type is not None for m in metrics.values()) >= 1
+    own = metrics[run.guard_compile_id]
+    assert run.guard_compile_id.split("/")[0] == "0"
+    code = type(loader.load(scenario).fn).forward.__code__
+    assert (own.co_name, own.co_firstlineno) == (code.co_name, code.co_firstlineno) == (
+        "wrapper", code.co_firstlineno)
+    assert (run.guard_count, run.shape_env_guard_count, run.guard_latency_us) == (
+        own.guard_count, own.shape_env_guard_count, own.guard_latency_us)
+    # the newest record overall is an inner frame's, with other figures
+    newest_ok = [m for m in metrics.values() if m.fail_type is None][-1]
+    assert str(newest_ok.compile_id).split("/")[0] != "0"
+    assert newest_ok.guard_count != own.guard_count
+    target = loader.load(scenario)
+    mark = torch._dynamo.decorators.mark_unbacked
+    by_hand = _per_call_by_hand(target.fn, lambda b: _marked(mark, target.make_args(b)),
+                                [1, 2, 3], recompile_limit=1)
+    assert [(c.graphs, c.failed_compiles) for c in run.calls] == by_hand
+    assert run.graphs == sum(g for g, _ in by_hand)
+
+
+def _marked(mark, args):
+    mark(args[0], 0)
+    return args
+
+
+def test_steady_state_spread_is_reported():
+    from recompile_probe import analysis
+
+    _, runs, _ = _runs(None, strategies=["default"], sequence=[1, 2])
+    run = runs[("cli", "default")]
+    assert 0 < run.steady_state_min_us <= run.steady_state_us <= run.steady_state_p90_us
+    assert run.steady_state_noisy == analysis.too_noisy(run.steady_state_min_us,
+                                                        run.steady_state_us)

@@ -209,3 +209,12 @@ def test_bad_flags_exit_2(args, fragment):
     assert result.exit_code == 2, result.output
     assert fragment in result.output
     assert re.search(r"Traceback", result.output) is None
+
+
+def test_empty_batch_dims_is_accepted(write_scenario):
+    """The batch need not be a tensor dim (a list of B tensors): `batch_dims: {}` is valid."""
+    path = write_scenario("target: user_targets.py:stack_sum\nfactory: user_targets.py:make_list\n"
+                          "batch_dims: {}\nsequences: {s: [1, 2]}\n")
+    assert scenario_mod.load(path).batch_dims == {}
+    result = CliRunner().invoke(app, ["strategies", str(path)])
+    assert result.exit_code == 0, result.output

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from ..model import Run
+from ..analysis import noisy
+from ..model import Call, Run
 
 NA = "n/a"
 GLYPHS = {"compile": "●", "recompile": "▲", "hit": "·", "error": "✗", "eager": "○"}
-LEGEND = "● compile  ▲ recompile  · cache hit  ○ ran eagerly  ✗ error"
+#: a compile or recompile attempt that failed (e.g. the recompile limit hit) and handed no graph
+#: to the backend: the call ran without compiled code for that frame
+FAILED_GLYPH = "△"
+LEGEND = ("● compile  ▲ recompile  △ failed compile (no graph)  · cache hit  ○ ran eagerly  "
+          "✗ error")
+#: marks a µs/call figure too noisy to rank on (analysis.NOISE_RATIO)
+NOISY = "~"
 
 #: (header, help) of the summary columns, in order
 COLUMNS = (
@@ -14,14 +21,25 @@ COLUMNS = (
     ("compiles", "Dynamo compilations (metrics records), failed ones included"),
     ("recompiles", "compiles of a frame that already had a cache entry"),
     ("graphs", "graphs handed to the backend (CompileCounter)"),
-    ("guards", "guard_count of the newest cache entry (compilation metrics)"),
-    ("shape\nguards", "shape_env_guard_count of the newest cache entry"),
+    ("guards", "guard_count of the target frame's newest cache entry (compilation metrics)"),
+    ("shape\nguards", "shape_env_guard_count of the target frame's newest cache entry"),
     ("compile\nms", "sum of dynamo_cumulative_compile_time_us"),
-    ("µs/call", "median wall time of the last call repeated after the sequence"),
+    ("µs/call", "median wall time of the last call repeated after the sequence (~: too noisy "
+                "to rank)"),
     ("guard\nµs", "warm guard_manager.check of the entry that served the last call"),
     ("outputs", "equal to eager (assert_close; integers exact)"),
     ("status", ""),
 )
+#: shown after "compiles" only when a run of the sequence had a failed compile
+FAILED_COLUMN = ("failed", "compile attempts that failed (recompile limit, data-dependent guard, "
+                           "backend error): counted in compiles, no cache entry")
+
+
+def columns(runs: list[Run]) -> tuple[tuple[str, str], ...]:
+    """The summary columns for these runs: "failed" only where some run had a failed compile."""
+    if not any(r.failed_compiles for r in runs):
+        return COLUMNS
+    return COLUMNS[:2] + (FAILED_COLUMN,) + COLUMNS[2:]
 
 
 def num(value: object, fmt: str = "{}") -> str:
@@ -34,8 +52,13 @@ def outputs(run: Run) -> str:
     return {True: "match", False: "DIFFER", None: NA}[run.outputs_match]
 
 
-def row(run: Run) -> list[str]:
-    return [
+def steady(run: Run) -> str:
+    text = num(run.steady_state_us, "{:.1f}")
+    return NOISY + text if run.steady_state_us is not None and noisy(run) else text
+
+
+def row(run: Run, with_failed: bool = False) -> list[str]:
+    values = [
         run.strategy,
         num(run.compiles),
         num(run.recompiles),
@@ -43,15 +66,24 @@ def row(run: Run) -> list[str]:
         num(run.guard_count),
         num(run.shape_env_guard_count),
         num(run.compile_time_ms, "{:.1f}"),
-        num(run.steady_state_us, "{:.1f}"),
+        steady(run),
         num(run.guard_check_us, "{:.1f}"),
         outputs(run),
         run.status,
     ]
+    if with_failed:
+        values.insert(2, num(run.failed_compiles))
+    return values
+
+
+def glyph(call: Call) -> str:
+    if call.event in ("compile", "recompile") and call.failed_compiles and call.graphs == 0:
+        return FAILED_GLYPH
+    return GLYPHS.get(call.event, "?")
 
 
 def timeline(run: Run) -> str:
-    return " ".join(GLYPHS.get(c.event, "?") for c in run.calls)
+    return " ".join(glyph(c) for c in run.calls)
 
 
 def reason(text: str | None) -> str:
@@ -70,3 +102,19 @@ def error_line(run: Run) -> str | None:
         return None
     where = f" at call {run.error.call_index}" if run.error.call_index is not None else ""
     return f"{run.strategy}: {run.error.type}{where}: {run.error.message}"
+
+
+def run_notes(runs: list[Run]) -> list[str]:
+    """Per-run notes (e.g. nothing to mark), and which frame the guard figures come from when a
+    run compiled more than one frame."""
+    out = [f"{r.strategy}: {n}" for r in runs for n in r.notes]
+    for run in runs:
+        frames = {e.compile_id.split("/", 1)[0] for e in run.compile_events if e.compile_id}
+        own = next((e for e in run.compile_events if e.compile_id == run.guard_compile_id), None)
+        if len(frames) > 1 and own is not None and own.compile_id:
+            out.append(f"guards, shape guards: the newest entry of the target's own frame "
+                       f"({own.function}, frame {own.compile_id.split('/', 1)[0]}), not of the "
+                       "inner frames it led to (graph breaks, calls); guard_compile_id in the "
+                       "JSON names the compile")
+            break
+    return out

@@ -11,20 +11,21 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import explain as ex
-from ..analysis import plural
+from ..analysis import NOISE_RATIO, plural
 from ..model import Report, Run
 from . import cells
 
 COST_HEADERS = ("strategy", "compiles", "µs/call", "eager µs", "guard check µs",
                 "cold guard µs")
-COST_LEGEND = ("µs/call: median of the last call repeated (marks included); guard check µs: warm "
+COST_LEGEND = ("µs/call: median of the last call repeated (marks included; ~: too noisy to "
+               f"rank, median > {NOISE_RATIO}x the fastest sample); guard check µs: warm "
                "guard_manager.check of the entry that served it, on the real inputs; cold guard "
                "µs: CompilationMetrics.guard_latency_us, measured at compile with caches "
                "flushed, not a steady-state cost.")
 
 
 def _cost_row(run: Run) -> list[str]:
-    return [run.strategy, cells.num(run.compiles), cells.num(run.steady_state_us, "{:.1f}"),
+    return [run.strategy, cells.num(run.compiles), cells.steady(run),
             cells.num(run.eager_us, "{:.1f}"), cells.num(run.guard_check_us, "{:.2f}"),
             cells.num(run.guard_latency_us)]
 
@@ -93,6 +94,10 @@ def _recompile_lines(r: ex.Recompile) -> list[str]:
             compiles = "n/a compiles" if fix.compiles is None else plural(fix.compiles, "compile")
             lines.append(f"    {fix.strategy} ({compiles}, {cost} µs/call):")
             lines += [f"        {line}" for line in fix.change]
+            if fix.advice:
+                lines.append("      not measured, advice (no run of this report executed "
+                             "these), inside the compiled function:")
+                lines += [f"        {line}" for line in fix.advice]
     else:
         lines.append(f"  No strategy in this run removes it: {r.no_fix_why}")
     return lines

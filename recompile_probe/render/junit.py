@@ -23,6 +23,7 @@ def _testcase(suite: ET.Element, report: Report, run: Run) -> tuple[int, int]:
     })
     summary = (f"sequence {list(run.sequence)}: compiles={cells.num(run.compiles)} "
                f"recompiles={cells.num(run.recompiles)} graphs={cells.num(run.graphs)} "
+               f"failed_compiles={cells.num(run.failed_compiles)} "
                f"guards={cells.num(run.guard_count)} "
                f"shape_env_guards={cells.num(run.shape_env_guard_count)} status={run.status}")
     for violation in run.violations:

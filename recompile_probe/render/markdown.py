@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import analysis
-from ..explain import slow_winner
+from ..explain import noise_note, slow_winner
 from ..model import Report
 from . import cells
 
@@ -32,12 +32,13 @@ def render(report: Report, **_: object) -> str:
         winner = analysis.best(runs)
         out += [f"### Sequence `{name}`: B = {' → '.join(map(str, sequence))}", ""]
         rows = []
+        columns = cells.columns(runs)
         for run in runs:
-            row = cells.row(run)
+            row = cells.row(run, cells.FAILED_COLUMN in columns)
             if run is winner:
                 row = [f"**{c}**" for c in row]
             rows.append(row + [f"`{cells.timeline(run)}`" if run.calls else ""])
-        out += _table([cells.header(h) for h, _ in cells.COLUMNS] + ["timeline"], rows)
+        out += _table([cells.header(h) for h, _ in columns] + ["timeline"], rows)
         out += ["", f"Timeline: {cells.LEGEND}", ""]
         transitions = [t for run in runs for t in analysis.transitions(run)]
         if transitions:
@@ -48,9 +49,10 @@ def render(report: Report, **_: object) -> str:
                 for t in transitions])
             out.append("")
         notes = [line for line in (cells.error_line(r) for r in runs) if line]
+        notes += cells.run_notes(runs)
         out += [f"- {_escape(n)}" for n in notes] + ([""] if notes else [])
         out += [f"**Verdict:** {analysis.verdict(name, runs)}", ""]
-        note = slow_winner(runs)
-        if note:
-            out += [f"> {note}", ""]
+        for note in (slow_winner(runs), noise_note(runs)):
+            if note:
+                out += [f"> {note}", ""]
     return "\n".join(out)

@@ -10,22 +10,26 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import analysis
-from ..explain import slow_winner
+from ..explain import noise_note, slow_winner
 from ..model import Report, Run
 from . import cells
 
 _EVENT_STYLE = {"compile": "cyan", "recompile": "bold red", "hit": "green", "error": "bold magenta",
                 "eager": "yellow"}
 _STATUS_STYLE = {"ok": "green", "error": "bold red", "unsupported": "dim"}
+COLUMN_RECOMPILES = cells.COLUMNS[2]
 
 
 def _summary(runs: list[Run], winner: Run | None) -> Table:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
-    for i, (header, _) in enumerate(cells.COLUMNS):
+    columns = cells.columns(runs)
+    with_failed = cells.FAILED_COLUMN in columns
+    for i, (header, _) in enumerate(columns):
         table.add_column(header, justify="left" if i == 0 or header in ("outputs", "status")
                          else "right", no_wrap=i != 0, overflow="fold")
+    recompiles = columns.index(COLUMN_RECOMPILES)
     for run in runs:
-        values = cells.row(run)
+        values = cells.row(run, with_failed)
         if run is winner:
             values[0] = f"★ {values[0]}"
         style = "bold green" if run is winner else ("dim" if run.status == "unsupported" else "")
@@ -34,7 +38,9 @@ def _summary(runs: list[Run], winner: Run | None) -> Table:
         if run.outputs_match is False:
             rendered[-2].stylize("bold red")
         if run.recompiles:
-            rendered[2].stylize("red")
+            rendered[recompiles].stylize("red")
+        if with_failed and run.failed_compiles:
+            rendered[2].stylize("bold yellow")
         table.add_row(*rendered, style=style)
     return table
 
@@ -47,8 +53,8 @@ def _timeline(runs: list[Run], sequence: tuple[int, ...]) -> Table:
     for run in runs:
         if run.status == "unsupported":
             continue
-        glyphs = [Text(cells.GLYPHS.get(c.event, "?"), style=_EVENT_STYLE.get(c.event, ""))
-                  for c in run.calls]
+        glyphs = [Text(cells.glyph(c), style="yellow" if cells.glyph(c) == cells.FAILED_GLYPH
+                       else _EVENT_STYLE.get(c.event, "")) for c in run.calls]
         glyphs += [Text("")] * (len(sequence) - len(glyphs))
         table.add_row(run.strategy, *glyphs)
     return table
@@ -87,10 +93,14 @@ def _sequence(name: str, sequence: tuple[int, ...], runs: list[Run]) -> Group:
     if notes:
         parts.append(Text("\nNot run or failed", style="bold"))
         parts += [Text(f"  {line}", style="magenta") for line in notes]
+    run_notes = cells.run_notes(runs)
+    if run_notes:
+        parts.append(Text("\nNotes", style="bold"))
+        parts += [Text(f"  {line}") for line in run_notes]
     parts.append(Text(f"\nVerdict: {analysis.verdict(name, runs)}", style="bold"))
-    note = slow_winner(runs)
-    if note:
-        parts.append(Text(f"Note: {note}", style="yellow"))
+    for note in (slow_winner(runs), noise_note(runs)):
+        if note:
+            parts.append(Text(f"Note: {note}", style="yellow"))
     return Group(*parts)
 
 

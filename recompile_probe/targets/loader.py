@@ -62,7 +62,7 @@ def load(scenario: Scenario) -> LoadedTarget:
         if not callable(factory):
             raise scenario.error("factory", f"{scenario.factory!r} is not callable")
         make_args = inputs.user_factory(factory, scenario.seed, scenario.batch_dims)
-        nargs = max(scenario.batch_dims) + 1
+        nargs = max(scenario.batch_dims, default=-1) + 1  # batch_dims may be {}
     else:
         assert scenario.inputs is not None
         make_args = inputs.spec_factory(scenario.inputs, scenario.seed)
