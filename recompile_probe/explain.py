@@ -231,16 +231,17 @@ def recompiles(run: Run, runs: list[Run], strategies: Mapping[str, Strategy],
 def slow_winner(runs: list[Run], ratio: float = 1.2) -> str | None:
     """A note when a strategy with the fewest compiles is the slowest to run (by >= ratio).
 
-    Runs whose µs/call is too noisy to rank (analysis.noisy) take no part: see ``noise_note``.
+    "Slowest" is a claim about every timed run: none is made while any of them is too noisy to
+    rank (analysis.noisy); ``noise_note`` says which.
     """
-    timed = [r for r in runs if analysis.eligible(r) and r.steady_state_us is not None
-             and not analysis.noisy(r)]
-    if len(timed) < 2:
+    timed = [r for r in runs if analysis.eligible(r) and r.steady_state_us is not None]
+    if len(timed) < 2 or any(analysis.noisy(r) for r in timed):
         return None
     fewest = min(r.compiles for r in timed)  # type: ignore[type-var]
     slowest = max(timed, key=lambda r: r.steady_state_us)  # type: ignore[arg-type,return-value]
     fastest = min(timed, key=lambda r: r.steady_state_us)  # type: ignore[arg-type,return-value]
-    if slowest.compiles == fewest and slowest.steady_state_us >= ratio * fastest.steady_state_us:
+    if slowest.compiles == fewest and any(r.compiles != fewest for r in timed) and \
+            slowest.steady_state_us >= ratio * fastest.steady_state_us:
         return (f"{slowest.strategy} compiles least ({slowest.compiles}) but runs slowest: "
                 f"{slowest.steady_state_us:.1f} µs/call vs {fastest.steady_state_us:.1f} "
                 f"({fastest.strategy}).")
@@ -252,9 +253,9 @@ def noise_note(runs: list[Run]) -> str | None:
     loud = [r for r in runs if r.status == "ok" and analysis.noisy(r)]
     if not loud:
         return None
-    return (f"µs/call too noisy to rank (median > {analysis.NOISE_RATIO}x the fastest sample): "
-            f"{'; '.join(analysis.noisy_line(r) for r in loud)}. It decides no winner; rerun "
-            "with OMP_NUM_THREADS=1 on a quiet machine, or more repeats.")
+    return (f"µs/call too noisy to rank (~; median > {analysis.NOISE_RATIO}x the fastest "
+            f"sample): {'; '.join(analysis.noisy_line(r) for r in loud)}. Such a figure decides "
+            "no winner; rerun with OMP_NUM_THREADS=1 on a quiet machine, or more repeats.")
 
 
 # --- the whole explanation ------------------------------------------------------------------------

@@ -448,16 +448,15 @@ def _marking(driver: _Driver, strategy: Strategy,
     named = [s for s in strategies_mod.batch_sources(target.arg_names, target.batch_dims)
              .split(",") if s]
     by_sources = any(v == strategies_mod.BATCH_SOURCES for v in strategy.config.values())
-    why = ("no batch dim is a dim of a tensor argument (batch_dims names none, or names a "
-           "non-tensor argument such as a list)")
+    why = "no batch dim is a tensor dim (batch_dims is empty or names a non-tensor argument)"
     if driver.mark is not None:
         marked = len(driver.mark.marked)
         if marked == 0 and driver.calls:
-            return 0, (f"nothing to mark: {why}; {strategy.name} ran without marks",)
+            return 0, (f"nothing to mark: {why}; ran without marks",)
         return marked, ()
     if by_sources:
         if not named:
-            return 0, (f"nothing to name: {why}; {strategy.name} set no source",)
+            return 0, (f"nothing to name: {why}; set no source",)
         return len(named), ()
     return None, ()
 

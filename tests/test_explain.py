@@ -126,6 +126,8 @@ def test_slow_winner_note():
     runs = [_run("fast", 2, 9, 10.0), _run("slow_but_one_compile", 1, 9, 30.0)]
     assert "slow_but_one_compile compiles least (1) but runs slowest" in ex.slow_winner(runs)
     assert ex.slow_winner([_run("a", 1, 9, 10.0), _run("b", 2, 9, 11.0)]) is None
+    # every run compiles as often: "compiles least" would say nothing
+    assert ex.slow_winner([_run("a", 3, 9, 10.0), _run("b", 3, 9, 30.0)]) is None
 
 
 def test_trace_dir_writes_one_trace_per_strategy(tmp_path):
@@ -181,8 +183,13 @@ def _fix_for(target):
                           calls=(calls[0], model.Call(1, 2, "hit", 1.0, True)),
                           compile_events=())
     batch = [("L['x']", 0), ("L['values']", 0)]
-    (recompile,) = ex.recompiles(default, [default, fixed], BUILTINS, batch)
-    (fix,) = recompile.fixes
+    report = model.Report(model.Tool("recompile-probe", "0"), model.Environment(None, "3", "p"),
+                          model.ScenarioRef("s", None), (default, fixed))
+    explanations, notes = ex.explain(report, BUILTINS, batch, chosen=["default"])
+    (fix,) = explanations[0].recompiles[0].fixes
+    data = json.loads(json.dumps(ex.to_dict(report, explanations, notes)))
+    assert data["explanations"][0]["recompile_reasons"][0]["fixes"][0]["advice"] == \
+        list(fix.advice)
     return fix
 
 
@@ -194,3 +201,12 @@ def test_unmeasured_checks_are_advice_not_a_measured_change():
     # the checked target ran them: measured, part of the change
     fix = _fix_for("logprobs.count_greater_than_checked")
     assert "torch._check(x.shape[0] == values.shape[0])" in fix.change and fix.advice == ()
+
+
+def test_no_slowest_claim_while_a_fewest_compiles_run_is_noisy():
+    from test_analysis import _timed
+
+    runs = [_timed("one_noisy", 1, 9, 5.0, 50.0, 60.0), _timed("b", 2, 9, 29.0, 30.0, 31.0),
+            _timed("c", 2, 9, 9.0, 10.0, 11.0)]
+    assert ex.slow_winner(runs) is None  # b does not compile least; one_noisy's speed is unknown
+    assert "one_noisy" in ex.noise_note(runs)
