@@ -345,11 +345,9 @@ class _Driver:
             # (e.g. past the recompile limit).
             if self._locals_ok:
                 return "eager" if self._served(args) is None else "hit"
-            # Locals not trusted (or never settled): a frame with no cache entry at all served
-            # nothing, e.g. under the eager_on_recompile stance before anything compiled.
-            if self._code is not None and compat.cache_entries(self._code) == []:
-                return "eager"
-            return "hit"
+            # Locals not trusted (or never settled): with no cache entry in any frame nothing
+            # compiled can have run, e.g. under the eager_on_recompile stance from the start.
+            return "eager" if guards.all_entries() == [] else "hit"
         # No metrics in this torch: a new backend graph is the only compile signal left.
         seen, self._graphs_seen = self._graphs_seen, self.graphs() or 0
         return "hit" if self._graphs_seen == seen else "compile" if not seen else "recompile"
