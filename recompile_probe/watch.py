@@ -20,7 +20,6 @@ from pathlib import Path
 from . import analysis
 from .errors import UsageError
 from .model import CompileEvent, Environment, FunctionSummary, ProcessSummary, WatchReport
-from .session import environment
 from .watch_child import ENV_OUT, STREAM_PREFIX
 
 SITECUSTOMIZE = '''\
@@ -159,14 +158,24 @@ def report(command: list[str], outcome: Outcome, pattern: str | None = None) -> 
 
 
 def _environment(outcome: Outcome) -> Environment:
-    """The watched interpreter's python and torch (it may be another one than this tool's)."""
-    mine = environment()
+    """The watched interpreter's python and torch, as its process saw them (it may be another
+    interpreter than this tool's); where it never imported torch, this environment's.
+
+    Not session.environment(): importing the scenario machinery would slow every watch down."""
+    import platform
+
     header = next((line["process"] for line in outcome.streams.get(outcome.pid, ())
-                   if "process" in line), None)
-    if header is None:
-        return mine
-    return Environment(header.get("torch") or mine.torch, header.get("python") or mine.python,
-                       mine.platform)
+                   if "process" in line), {})
+    torch_version = header.get("torch")
+    if torch_version is None:
+        from importlib import metadata
+
+        try:
+            torch_version = metadata.version("torch")
+        except metadata.PackageNotFoundError:
+            torch_version = None
+    return Environment(torch_version, header.get("python") or platform.python_version(),
+                       platform.platform())
 
 
 def _process(pid: int, lines: list[dict], main: bool, pattern: str | None) -> ProcessSummary:

@@ -118,6 +118,8 @@ def _start() -> None:
         recorder.__enter__()  # for the rest of the process
         _recorder = recorder
         atexit.register(_finish)
+        if "multiprocessing.util" in sys.modules:  # a worker that started compiling on its own
+            _register_finalizer(None)
     except Exception as exc:  # noqa: BLE001 - never break the user's program
         _write({"warning": f"the recorder did not start in pid {os.getpid()} "
                            f"({sys.executable}): {type(exc).__name__}: {exc}"})
@@ -181,6 +183,8 @@ def _after_fork_in_child() -> None:
 
 
 def _register_finalizer(_token: Any) -> None:
+    """_finish at a multiprocessing child's exit (it skips atexit); elsewhere at most a second
+    call, which does nothing."""
     import multiprocessing.util as mp_util
 
     mp_util.Finalize(None, _finish, exitpriority=0)

@@ -415,3 +415,74 @@ def test_import_torch_does_not_start_dynamo_and_later_compiles_are_all_recorded(
     assert sum(f["compiles"] for f in report["functions"]) == truth["compiles"]
     assert sum(f["recompiles"] for f in report["functions"]) == truth["recompiles"]
     assert report["processes"][0]["recorder"]
+
+
+CHILD_COMPILES_ALONE = '''
+"""The program never uses Dynamo; a multiprocessing child (fork) starts compiling on its own, a
+second one does nothing, a plain os.fork child compiles once. Children write their own truth."""
+import json, os, sys, multiprocessing as mp
+import torch
+
+TRUTH = sys.argv[1]
+
+
+def truth(fn):
+    from torch._dynamo.utils import get_compilation_metrics
+    records = list(get_compilation_metrics())
+    entries = torch._dynamo.eval_frame._debug_get_cache_entry_list(fn._torchdynamo_orig_callable)
+    with open(os.path.join(TRUTH, "child-%d.json" % os.getpid()), "w") as handle:
+        json.dump({"compiles": len(records), "entries": len(entries),
+                   "recompiles": sum((m.cache_size or 0) > 0 for m in records)}, handle)
+
+
+def work():
+    f = torch.compile(lambda x: x + 1, backend="eager")
+    f(torch.ones(1)); f(torch.ones(2))
+    truth(f)
+
+
+def idle():
+    pass
+
+
+if __name__ == "__main__":
+    ctx = mp.get_context("fork")
+    for target in (work, idle):
+        p = ctx.Process(target=target)
+        p.start()
+        p.join()
+    pid = os.fork()
+    if pid == 0:
+        g = torch.compile(lambda x: x * 3, backend="eager")
+        g(torch.ones(2))
+        truth(g)
+        sys.exit(0)
+    os.waitpid(pid, 0)
+    print("DYNAMO_IN_PARENT", "torch._dynamo" in sys.modules)
+'''
+
+
+def test_children_that_start_compiling_on_their_own(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text(CHILD_COMPILES_ALONE)
+    out = tmp_path / "r.json"
+    result = subprocess.run([*CLI, "watch", "-f", "json", "-o", str(out), "--", "python",
+                             str(prog), str(tmp_path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "DYNAMO_IN_PARENT False" in result.stdout
+    report = json.loads(out.read_text())
+    assert report["functions"] == [] and report["events"] == []
+    main, *children = report["processes"]
+    assert main["main"] and not main["recorder"]
+    compiled = [c for c in children if c["functions"]]
+    assert len(compiled) == 2
+    for child in compiled:
+        truth = json.loads((tmp_path / f"child-{child['pid']}.json").read_text())
+        (f,) = child["functions"]
+        assert (f["compiles"], f["recompiles"]) == (truth["compiles"], truth["recompiles"])
+        assert child["exit_recorded"] and f["cache_entries"] == truth["entries"]
+        assert child["forked_from"] == main["pid"]
+    idle = [c for c in children if not c["functions"]]
+    assert len(idle) == 1 and idle[0]["events"] == []
+    assert report["totals"]["compiles"] == sum(
+        json.loads(p.read_text())["compiles"] for p in tmp_path.glob("child-*.json"))

@@ -117,8 +117,10 @@ def render(report: WatchReport, *, color: bool = False, width: int = 120) -> str
 
     console = make_console(width)
     console.print(Text(_title(report), style="bold"))
+    others = children(report)
     if not report.functions:
-        console.print("No torch.compile activity was recorded.")
+        console.print("The program's own process compiled nothing." if others else
+                      "No torch.compile activity was recorded.")
     else:
         table = _table(HEADERS)
         for f in report.functions:
@@ -134,7 +136,6 @@ def render(report: WatchReport, *, color: bool = False, width: int = 120) -> str
                                style="bold"))
             _reasons(console, report.functions, "  ")
         console.print(Text(totals(report), style="bold"))
-    others = children(report)
     if not others:
         return buffer.getvalue()
     narrow = make_console(min(width, CHILD_WIDTH))
