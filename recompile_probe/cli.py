@@ -197,16 +197,12 @@ def run(
         _writable("--output", output)
         overrides = {"strategies": _csv(strategies, "--strategies"), "sequence": _sizes(sequence),
                      "backend": backend}
-        if debug:
-            from . import probe
-
-            probe.QUIET_TORCH_LOGS = False
         loaded = scenario_mod.with_overrides(scenario_mod.load(scenario), **overrides)
         total = len(loaded.strategies) * len(loaded.sequences)
         with _progress(total, quiet) as (on_start, on_run):
             report = run_scenario(loaded, isolate=isolate, timeout=timeout, overrides=overrides,
-                                  trace_dir=_trace_dir(trace_dir), on_start=on_start,
-                                  on_run=_saving(loaded, fmt, output, on_run))
+                                  trace_dir=_trace_dir(trace_dir), debug=debug,
+                                  on_start=on_start, on_run=_saving(loaded, fmt, output, on_run))
         emit(report, fmt, output)
         _print_tlparse(report)
         if not quiet and (output is not None or fmt != "table"):
@@ -333,8 +329,8 @@ def explain(
                              f"Sequences: {', '.join(loaded.sequences)}.")
         total = len(loaded.strategies) * len(loaded.sequences)
         with _progress(total, quiet) as (on_start, on_run):
-            report = run_scenario(loaded, trace_dir=_trace_dir(trace_dir), on_start=on_start,
-                                  on_run=on_run)
+            report = run_scenario(loaded, trace_dir=_trace_dir(trace_dir), debug=debug,
+                                  on_start=on_start, on_run=on_run)
         from .targets import loader
 
         known = {name: loaded.strategy(name) for name in loaded.known_strategies()}
@@ -354,6 +350,9 @@ def explain(
         else:
             sys.stdout.write(text)
         _print_tlparse(report)
+        if not report.complete:
+            err.print("[bold red]interrupted[/]: this covers only the runs that finished.")
+            raise typer.Exit(int(ExitCode.INTERRUPTED))
 
 
 @app.command(help="Run scenarios and gate on their budgets (the `expect:` section).\n\n"

@@ -7,6 +7,7 @@ caller as it arrives. An interrupt returns what finished, marked incomplete.
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import sys
 from importlib import metadata
@@ -41,27 +42,41 @@ def run_scenario(
     timeout: float | None = None,
     overrides: dict | None = None,
     trace_dir: str | None = None,
+    debug: bool = False,
     on_start: Callable[[str, str], None] | None = None,
     on_run: Callable[[Run], None] | None = None,
 ) -> Report:
-    """Run every (strategy, sequence) of the scenario; ``overrides`` re-create it in workers."""
+    """Run every (strategy, sequence) of the scenario; ``overrides`` re-create it in workers.
+
+    Ctrl-C (KeyboardInterrupt) ends it early in either mode: the report then holds every run that
+    had finished, ``complete=False``. ``debug`` keeps torch's own error logs (workers included).
+    """
     from .isolation import InlineExecutor, ProcessExecutor
 
-    executor = (ProcessExecutor(scenario, overrides or {}, timeout, trace_dir)
-                if isolate == "process" else InlineExecutor(scenario, trace_dir))
+    executor = (ProcessExecutor(scenario, overrides or {}, timeout, trace_dir, debug)
+                if isolate == "process" else InlineExecutor(scenario, trace_dir, debug))
     runs: list[Run] = []
     complete = True
     try:
-        executor.prepare()
-        for strategy in scenario.strategies:
-            if on_start:
-                on_start(strategy, ", ".join(scenario.sequences))
-            for run in executor.run_strategy(strategy):
+        try:
+            executor.prepare()
+            for strategy in scenario.strategies:
+                if on_start:
+                    on_start(strategy, ", ".join(scenario.sequences))
+                for run in executor.run_strategy(strategy):
+                    runs.append(run)
+                    if on_run:
+                        on_run(run)
+        except KeyboardInterrupt:
+            complete = False
+            # A worker's runs that finished after the last one handed over.
+            for run in executor.interrupted():
                 runs.append(run)
                 if on_run:
-                    on_run(run)
-    except KeyboardInterrupt:
-        complete = False
+                    with contextlib.suppress(KeyboardInterrupt):
+                        on_run(run)
+    finally:
+        executor.close()  # no worker, nor anything it started, outlives the session
     report = header(scenario)
     return Report(report.tool, executor.environment() or report.environment, report.scenario,
                   _in_order(runs, scenario), complete=complete)

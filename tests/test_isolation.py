@@ -1,16 +1,25 @@
-"""Inline and process isolation agree; a fresh process's hand count agrees with the tool."""
+"""Inline and process isolation agree; a fresh process's hand count agrees with the tool;
+hung runs, Ctrl-C and --debug in both modes, with real torch and real subprocesses."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+from pathlib import Path
 
 import pytest
 
 from recompile_probe import scenario as scenario_mod
+from recompile_probe.errors import EagerFailure
 from recompile_probe.session import run_scenario
+
+from conftest import hand_count
 
 pytestmark = pytest.mark.slow
 
@@ -99,3 +108,169 @@ def test_worker_crash_becomes_status_error_and_others_survive(write_scenario):
     report = run_scenario(scenario_mod.load(path), isolate="process", timeout=120)
     assert [r.status for r in report.runs] == ["error", "error"]
     assert all(r.error.type == "WorkerCrashed" and "7" in r.error.message for r in report.runs)
+
+
+# --- hung runs, Ctrl-C and --debug -----------------------------------------------------------------
+
+#: A factory that behaves only under the custom strategy `gated` (the one run with
+#: recompile_limit 9, a value no sequence here comes near): it logs an ERROR on torch's logger,
+#: and for batch sizes >= 3 starts a child process, then blocks until a `release` file appears.
+GATED = '''
+import logging, pathlib, subprocess, sys, time
+import torch
+
+HERE = pathlib.Path(__file__).parent
+
+
+def target(x):
+    return x * 2 + 1
+
+
+def make_inputs(b):
+    if torch._dynamo.config.recompile_limit == 9:
+        logging.getLogger("torch._dynamo").error("LOGGED-UNDER-GATE b=%d", b)
+        if b >= 3:
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+            (HERE / "child.pid").write_text(str(child.pid))
+            (HERE / "blocked").touch()
+            while not (HERE / "release").exists():
+                time.sleep(0.05)
+    return (torch.randn(b, 4),)
+'''
+
+GATED_SCENARIO = """
+    target: gated.py:target
+    factory: gated.py:make_inputs
+    batch_dims: {{0: [0]}}
+    sequences: {{a: [1, 2], b: [3, 4]}}
+    repeats: 3
+    strategies: {strategies}
+    custom_strategies:
+      gated: {{extends: default, config: {{torch._dynamo.config.recompile_limit: 9}}}}
+"""
+
+
+@pytest.fixture
+def gated(write_scenario, tmp_path):
+    """Write gated.py and a scenario over it; on teardown release the gate and end its child."""
+    (tmp_path / "gated.py").write_text(GATED)
+
+    def write(strategies: str) -> Path:
+        return write_scenario(GATED_SCENARIO.format(strategies=strategies))
+
+    yield write
+    (tmp_path / "release").touch()
+    pid_file = tmp_path / "child.pid"
+    if pid_file.exists() and _running(int(pid_file.read_text())):
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)  # the test's own leftover
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's zombie waits for a reaper we do not control)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"
+
+
+def _hand(tmp_path: Path, sequence: list[int]) -> tuple[int, None]:
+    spec = importlib.util.spec_from_file_location("gated_hand", tmp_path / "gated.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return hand_count(module.target, module.make_inputs, sequence)
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "recompile_probe", "run", *args, "-f", "json", "-q"]
+
+
+def _figures(report: dict) -> dict:
+    return {(r["sequence_name"], r["strategy"]): (r["status"], r["graphs"], r["compiles"],
+                                                  (r["error"] or {}).get("type"))
+            for r in report["runs"]}
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc")
+def test_hung_run_times_out_and_leaves_no_process_behind(gated, tmp_path):
+    """The gated strategy hangs on sequence b (in a child of the worker too): b becomes status
+    error "Timeout"; its run a, which finished first, and every run of the next strategy keep
+    real figures; the child the target started is gone; the run exits 0."""
+    path, out = gated("[gated, default]"), tmp_path / "out.json"
+    done = subprocess.run(_cli(str(path), "--isolate", "process", "--timeout", "15", "-o",
+                               str(out)), capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    a, b = (*_hand(tmp_path, [1, 2]), None), (*_hand(tmp_path, [3, 4]), None)
+    assert _figures(report) == {
+        ("a", "gated"): ("ok", a[0], a[0], None),
+        ("b", "gated"): ("error", None, None, "Timeout"),
+        ("a", "default"): ("ok", a[0], a[0], None),
+        ("b", "default"): ("ok", b[0], b[0], None)}
+    assert a[1] is None and b[1] is None and report["complete"] is True
+    child = int((tmp_path / "child.pid").read_text())
+    assert not _running(child), "the timed-out worker's child process was left running"
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="needs process groups")
+@pytest.mark.parametrize("isolate", ["inline", "process"])
+def test_ctrl_c_keeps_the_finished_runs(gated, tmp_path, isolate):
+    """Ctrl-C while the gated strategy is blocked on sequence b: exit 130, and the report holds
+    every run that finished, with Dynamo's own counts, marked incomplete, in both modes."""
+    path, out = gated("[default, gated]"), tmp_path / "out.json"
+    proc = subprocess.Popen(_cli(str(path), "--isolate", isolate, "-o", str(out)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # a group of its own, as a terminal makes
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "blocked").exists():
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "the gate was never reached"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr
+    report = json.loads(out.read_text())
+    a, b = _hand(tmp_path, [1, 2]), _hand(tmp_path, [3, 4])
+    assert _figures(report) == {
+        ("a", "default"): ("ok", a[0], a[0], None),
+        ("b", "default"): ("ok", b[0], b[0], None),
+        ("a", "gated"): ("ok", a[0], a[0], None)}  # finished inside the interrupted strategy
+    assert report["complete"] is False
+    assert {r["isolation"] for r in report["runs"]} == {isolate}
+    if isolate == "process":  # inline, the child shares our group and got the SIGINT itself
+        assert not _running(int((tmp_path / "child.pid").read_text()))
+
+
+@pytest.mark.parametrize("debug", [True, False])
+def test_debug_reaches_the_worker(gated, capsys, debug):
+    """--debug keeps torch's own error logs in the worker, relayed to our stderr; without it the
+    worker silences them as inline mode does."""
+    path = gated("[gated]")
+    overrides = {"sequence": [1, 2]}  # below the gate's blocking sizes
+    scenario = scenario_mod.with_overrides(scenario_mod.load(path), **overrides)
+    report = run_scenario(scenario, isolate="process", timeout=120, overrides=overrides,
+                          debug=debug)
+    assert [r.status for r in report.runs] == ["ok"]
+    err = capsys.readouterr().err
+    assert ("[worker gated]" in err and "LOGGED-UNDER-GATE b=2" in err) is debug, err
+    assert "LOGGED-UNDER-GATE" not in err or debug, err
+
+
+def test_debug_shows_the_workers_traceback_of_a_fatal_error(write_scenario, capsys):
+    path = write_scenario("""
+        target: user_targets.py:eager_fails
+        inputs: [{shape: [B, 4]}]
+        sequences: {s: [1]}
+        strategies: [default]
+    """)
+    with pytest.raises(EagerFailure, match="bad target"):
+        run_scenario(scenario_mod.load(path), isolate="process", timeout=120, debug=True)
+    err = capsys.readouterr().err
+    assert "[worker default] Traceback (most recent call last):" in err, err
+    assert "[worker default] ValueError: bad target" in err, err
