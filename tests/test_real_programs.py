@@ -18,7 +18,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -47,7 +46,6 @@ NEEDS = {"kwargs_transformers": "transformers"}
 WITH_CHILDREN = {"dataloader_workers"}
 ITEM_9 = ("issue 8 item 9: the watch report has no per-process sections yet, so the parent's "
           "figures cannot be told apart from its DataLoader workers'")
-
 
 
 def _programs(names=CASES) -> list:
@@ -228,24 +226,19 @@ def test_record_matches_reference(runs, program):
                 reference_figures(ref), f"record() on {program}")
 
 
-def _tlparse_ids(trace_dir: Path, pid: int, out: Path) -> tuple[list[str], int]:
-    """Compile ids tlparse lists for the trace file process `pid` wrote, and how many trace files
-    had compiles at all. A restarted attempt ("[0/0_1]") belongs to compile 0/0."""
-    logs = sorted(trace_dir.glob("*.log"))
-    assert logs, f"no TORCH_TRACE file in {trace_dir}"
-    mine = []
-    for log in logs:
-        with log.open(encoding="utf-8") as handle:
-            match = _GLOG_PID.match(handle.readline())
-        if match and int(match.group(1)) == pid:
-            mine.append(log)
-    assert len(mine) == 1, f"expected one trace file of pid {pid} among {logs}"
-    subprocess.run([TLPARSE, str(mine[0]), "-o", str(out), "--no-browser"], check=True,
+def _glog_pid(log: Path) -> int | None:
+    with log.open(encoding="utf-8") as handle:
+        match = _GLOG_PID.match(handle.readline())
+    return int(match.group(1)) if match else None
+
+
+def _tlparse_ids(log: Path, out: Path) -> list[str]:
+    """Compile ids tlparse lists for one trace file. A restarted attempt ("[0/0_1]") belongs to
+    compile 0/0; "[-/-]" holds what belongs to no compile."""
+    subprocess.run([TLPARSE, str(log), "-o", str(out), "--no-browser"], check=True,
                    capture_output=True, timeout=TIMEOUT)
     directory = json.loads((out / "compile_directory.json").read_text())
-    ids = sorted({_COMPILE_ID.search(k).group(0) for k in directory if _COMPILE_ID.search(k)})
-    with_compiles = sum("compilation_metrics" in log.read_text(encoding="utf-8") for log in logs)
-    return ids, with_compiles
+    return sorted({_COMPILE_ID.search(k).group(0) for k in directory if _COMPILE_ID.search(k)})
 
 
 def _ids(events: list[dict]) -> list[str]:
@@ -258,28 +251,38 @@ def _ids(events: list[dict]) -> list[str]:
 @pytest.mark.parametrize("program", _programs())
 def test_compile_ids_match_tlparse(runs, program):
     ref = runs.get(program, "reference")
-    ids, with_compiles = _tlparse_ids(ref["_dir"] / "trace", ref["pid"], ref["_dir"] / "tl")
+    logs = sorted((ref["_dir"] / "trace").glob("*.log"))
+    mine = [log for log in logs if _glog_pid(log) == ref["pid"]]
+    assert len(mine) == 1, f"expected one trace file of pid {ref['pid']} among {logs}"
+    ids = _tlparse_ids(mine[0], ref["_dir"] / "tl")
     assert ids, "tlparse found no compile in the program's trace"
     # the harness itself first: metrics records and tlparse agree, or the reference is wrong
     assert sorted(set(ref["compile_ids"])) == ids
-    if program in WITH_CHILDREN:
-        assert with_compiles >= 2, "the workers compiled nothing: the program tests nothing"
+    report = runs.get(program, "watch")
     got = {"record()": _ids(runs.get(program, "record")["events"]),
-           "watch": _ids(watch_section(program, runs.get(program, "watch"))["events"])}
+           "watch": _ids(watch_section(program, report)["events"])}
     assert got == {"record()": ids, "watch": ids}, f"tlparse lists {ids}"
+    if program in WITH_CHILDREN:  # each worker's ids as tlparse reads that worker's own trace
+        children = sorted(_tlparse_ids(log, ref["_dir"] / f"tl-{i}")
+                          for i, log in enumerate(logs) if log not in mine)
+        assert len(children) == 2 and all(children), "the workers compiled nothing"
+        parent = watch_section(program, report)
+        assert sorted(_ids(p["events"]) for p in report["processes"] if p is not parent) == \
+            children
 
 
 @pytest.mark.parametrize("program", _programs(["kwargs_model", "kwargs_transformers"]))
 def test_quoted_source_reason_is_classified(runs, program):
-    """`tensor 'kwargs['input_ids']' size mismatch ...`: a size kind and the source as Dynamo
-    wrote it, never `other` (issue 8 item 15)."""
+    """`tensor 'kwargs['input_ids']' size mismatch at index 0. expected 1, actual 2`: the batch
+    of 1 was specialized (README's zero_one_specialization), never `other` (issue 8 item 15)."""
     for kind, events in (("watch", runs.get(program, "watch")["events"]),
                          ("record()", runs.get(program, "record")["events"])):
         recompiles = [e for e in events if e["recompile"]]
         assert recompiles, f"{kind}: no recompile recorded"
         for e in recompiles:
-            assert "size mismatch" in e["reason"]
-            assert e["reason_kind"] not in (None, "other"), (kind, e["reason_kind"], e["reason"])
+            assert "size mismatch at index 0. expected 1, actual 2" in e["reason"]
+            assert e["reason_kind"] == "zero_one_specialization", (kind, e["reason_kind"],
+                                                                    e["reason"])
             # Dynamo's text names `kwargs['input_ids']`; the tool writes sources as Dynamo's
             # Source names (README: tensor 'x' -> L['x'])
             assert (e["reason_detail"] or {}).get("source") in \
