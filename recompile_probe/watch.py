@@ -197,7 +197,8 @@ def _process(pid: int, lines: list[dict], main: bool, pattern: str | None) -> Pr
         pid=pid, ppid=header.get("ppid"), main=main,
         role=(final or {}).get("role") or header.get("role"),
         argv=tuple(header.get("argv") or ()), forked_from=header.get("forked_from"),
-        recorder=bool(events) or final is not None, exit_recorded=final is not None,
+        recorder=bool(events) or bool((final or {}).get("recorder", final is not None)),
+        exit_recorded=final is not None,
         functions=tuple(functions), events=tuple(events),
         warnings=tuple(str(line["warning"]) for line in lines if "warning" in line))
 

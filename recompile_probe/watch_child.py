@@ -5,11 +5,12 @@ Python process it starts (spawned workers, torchrun ranks). Each process writes 
 ``$RECOMPILE_PROBE_WATCH_OUT/events-<pid>.jsonl``, one JSON line per record, the moment it
 happens, so a crash, an os._exit or a kill loses nothing already compiled:
 
-- ``{"process": {...}}``: who this process is (pid, ppid, argv, forked_from), written when it
-  imports torch or is forked from a process that had;
+- ``{"process": {...}}``: who this process is (pid, ppid, argv, forked_from, python, torch),
+  written when it imports torch, or for a forked child with its first record;
 - ``{"event": {...}}``: one compile;
 - ``{"warning": "..."}``;
-- ``{"final": {"frames": [...], "role": ...}}``: qualified names and cache-entry counts, at exit.
+- ``{"final": {"frames": [...], "role": ..., "recorder": ...}}``: qualified names and
+  cache-entry counts, at the exit of a process that imported torch.
 
 Why Dynamo and not ``import torch``: importing ``torch._dynamo`` costs as much as importing torch
 (~1.5 s), and a program that never compiles should not pay it. No compile can happen before
@@ -117,7 +118,7 @@ def _start() -> None:
         recorder = Recorder(on_event=_on_event)
         recorder.__enter__()  # for the rest of the process
         _recorder = recorder
-        atexit.register(_finish)
+        atexit.register(_finish)  # again: now it runs before Dynamo's own exit handlers
         if "multiprocessing.util" in sys.modules:  # a worker that started compiling on its own
             _register_finalizer(None)
     except Exception as exc:  # noqa: BLE001 - never break the user's program
@@ -132,9 +133,12 @@ def _finish() -> None:
     events): the ones it inherited are its parent's, reported there.
     """
     global _finished
-    if _finished or _recorder is None:
+    if _finished or not _torch_ready:
         return
     _finished = True
+    if _recorder is None:  # it never used Dynamo: say only that it lived and left
+        _write({"final": {"frames": [], "role": _role(), "recorder": False}})
+        return
     try:
         from . import compat
 
@@ -153,7 +157,7 @@ def _finish() -> None:
                            "line": code.co_firstlineno,
                            "qualname": getattr(code, "co_qualname", code.co_name),
                            "cache_entries": count})
-        _write({"final": {"frames": frames, "role": _role()}})
+        _write({"final": {"frames": frames, "role": _role(), "recorder": True}})
     except Exception as exc:  # noqa: BLE001
         _write({"warning": f"could not read cache entries in pid {os.getpid()}: {exc}"})
 
@@ -171,11 +175,10 @@ def _after_fork_in_child() -> None:
     _forked_from, _pid = _pid, os.getpid()
     _announced = _finished = False
     _own_ids = set()
-    if not _torch_ready:
-        return
-    _announce()
+    # Nothing is written here: a fork that goes on to exec another program (subprocess with a
+    # preexec_fn) must leave no trace. The child shows up with its first event or at its exit.
     mp_util = sys.modules.get("multiprocessing.util")
-    if _recorder is not None and mp_util is not None:
+    if _torch_ready and mp_util is not None:
         # A multiprocessing child (a DataLoader worker) leaves through os._exit: atexit never
         # runs. Its bootstrap clears the finalizers it inherited and then runs the after-fork
         # callbacks, so the exit record is registered from one of those.
@@ -194,6 +197,7 @@ def _torch_imported() -> None:
     global _torch_ready
     _torch_ready = True
     _announce()
+    atexit.register(_finish)  # the exit record of a process that never uses Dynamo
     if _dynamo_ready:
         _start()
 
