@@ -486,3 +486,50 @@ def test_children_that_start_compiling_on_their_own(tmp_path):
     assert len(idle) == 1 and idle[0]["events"] == []
     assert report["totals"]["compiles"] == sum(
         json.loads(p.read_text())["compiles"] for p in tmp_path.glob("child-*.json"))
+
+
+def _stream_event(compile_id, recompile=False):
+    return {"event": {"compile_id": compile_id, "function": "step", "call_index": None,
+                      "reason": "0/0: tensor 'x' size mismatch at index 0. expected 1, actual 2"
+                      if recompile else None, "guard_count": 8, "shape_env_guard_count": 0,
+                      "graph_op_count": 1, "compile_time_ms": 5.0, "failed": False,
+                      "filename": "/x/train.py", "line": 3, "recompile": recompile}}
+
+
+def test_sections_in_table_and_markdown_from_streams():
+    from recompile_probe.render import functions
+    from recompile_probe.watch import Outcome, report
+
+    header = {"process": {"pid": 10, "ppid": 1, "argv": ["train.py"], "forked_from": None}}
+    streams = {
+        10: [header, _stream_event("0/0"), _stream_event("0/1", True),
+             {"final": {"frames": [{"function": "step", "filename": "/x/train.py", "line": 3,
+                                    "qualname": "step", "cache_entries": 2}]}}],
+        12: [{"process": {"pid": 12, "ppid": 10, "argv": ["train.py"], "forked_from": 10}},
+             _stream_event("0/0"), {"final": {"frames": [], "role": "DataLoader worker 0"}}],
+        11: [{"process": {"pid": 11, "ppid": 10, "argv": ["train.py"], "forked_from": 10}},
+             {"final": {"frames": [], "role": "DataLoader worker 1", "recorder": True}}],
+    }
+    r = report(["python", "train.py"], Outcome(0, False, 10, streams))
+    assert [p.pid for p in r.processes] == [10, 11, 12]  # the program first
+    assert [(f.compiles, f.recompiles, f.cache_entries) for f in r.functions] == [(2, 1, 2)]
+    # an exit record without that frame: the worker's entries are not known, never guessed 0
+    assert r.processes[2].functions[0].cache_entries is None
+    assert r.totals() == {"processes": 3, "processes_compiled": 2, "functions": 2,
+                          "compiles": 3, "recompiles": 1, "failed": 0}
+    text = functions.render(r, width=160)
+    tail = text[text.index("Child processes"):]
+    assert "pid 11 · DataLoader worker 1 · forked from 10: compiled nothing." in tail
+    assert "pid 12 · DataLoader worker 0 · forked from 10" in tail
+    assert all(len(line) <= 100 for line in tail.splitlines())
+    assert tail.rstrip().endswith("All 3 processes: 2 compiled functions (counted per process), "
+                                  "3 compiles, 1 recompile.")
+    md = functions.markdown(r)
+    assert "### pid 12 · DataLoader worker 0 · forked from 10" in md
+    assert "- pid 11 · DataLoader worker 1 · forked from 10: compiled nothing." in md
+    from recompile_probe.model import watch_to_json
+
+    data = json.loads(watch_to_json(r))
+    assert [e["pid"] for e in data["events"]] == [10, 10]
+    assert [e["pid"] for e in data["processes"][2]["events"]] == [12]
+    assert data["totals"]["compiles"] == 3
