@@ -167,6 +167,12 @@ def gated(write_scenario, tmp_path):
 
 def _running(pid: int) -> bool:
     """Alive and not a zombie (an orphan's zombie waits for a reaper we do not control)."""
+    if not Path("/proc").is_dir():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except FileNotFoundError:
@@ -191,7 +197,7 @@ def _figures(report: dict) -> dict:
             for r in report["runs"]}
 
 
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc")
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="needs process groups")
 def test_hung_run_times_out_and_leaves_no_process_behind(gated, tmp_path):
     """The gated strategy hangs on sequence b (in a child of the worker too): b becomes status
     error "Timeout"; its run a, which finished first, and every run of the next strategy keep
@@ -201,7 +207,7 @@ def test_hung_run_times_out_and_leaves_no_process_behind(gated, tmp_path):
                                str(out)), capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
-    a, b = (*_hand(tmp_path, [1, 2]), None), (*_hand(tmp_path, [3, 4]), None)
+    a, b = _hand(tmp_path, [1, 2]), _hand(tmp_path, [3, 4])
     assert _figures(report) == {
         ("a", "gated"): ("ok", a[0], a[0], None),
         ("b", "gated"): ("error", None, None, "Timeout"),
@@ -212,15 +218,11 @@ def test_hung_run_times_out_and_leaves_no_process_behind(gated, tmp_path):
     assert not _running(child), "the timed-out worker's child process was left running"
 
 
-@pytest.mark.skipif(not hasattr(os, "killpg"), reason="needs process groups")
-@pytest.mark.parametrize("isolate", ["inline", "process"])
-def test_ctrl_c_keeps_the_finished_runs(gated, tmp_path, isolate):
-    """Ctrl-C while the gated strategy is blocked on sequence b: exit 130, and the report holds
-    every run that finished, with Dynamo's own counts, marked incomplete, in both modes."""
-    path, out = gated("[default, gated]"), tmp_path / "out.json"
-    proc = subprocess.Popen(_cli(str(path), "--isolate", isolate, "-o", str(out)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)  # a group of its own, as a terminal makes
+def _interrupt_at_the_gate(tmp_path: Path, argv: list[str]) -> tuple[int, str]:
+    """Start the CLI in a process group of its own (as a terminal does), send the group SIGINT
+    once the gate blocks (so at least one run has finished), return (exit code, stderr)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
         deadline = time.monotonic() + 120
         while not (tmp_path / "blocked").exists():
@@ -233,8 +235,18 @@ def test_ctrl_c_keeps_the_finished_runs(gated, tmp_path, isolate):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    assert proc.returncode == 130, stderr
-    assert "interrupted" in stderr
+    return proc.returncode, stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="needs process groups")
+@pytest.mark.parametrize("isolate", ["inline", "process"])
+def test_ctrl_c_keeps_the_finished_runs(gated, tmp_path, isolate):
+    """Ctrl-C while the gated strategy is blocked on sequence b: exit 130, and the report holds
+    every run that finished, with Dynamo's own counts, marked incomplete, in both modes."""
+    path, out = gated("[default, gated]"), tmp_path / "out.json"
+    code, stderr = _interrupt_at_the_gate(tmp_path, _cli(str(path), "--isolate", isolate, "-o",
+                                                         str(out)))
+    assert code == 130 and "interrupted" in stderr, stderr
     report = json.loads(out.read_text())
     a, b = _hand(tmp_path, [1, 2]), _hand(tmp_path, [3, 4])
     assert _figures(report) == {
@@ -245,6 +257,19 @@ def test_ctrl_c_keeps_the_finished_runs(gated, tmp_path, isolate):
     assert {r["isolation"] for r in report["runs"]} == {isolate}
     if isolate == "process":  # inline, the child shares our group and got the SIGINT itself
         assert not _running(int((tmp_path / "child.pid").read_text()))
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="needs process groups")
+def test_ctrl_c_during_explain_exits_130_with_the_finished_runs(gated, tmp_path):
+    path, out = gated("[default, gated]"), tmp_path / "out.json"
+    code, stderr = _interrupt_at_the_gate(tmp_path, [
+        sys.executable, "-m", "recompile_probe", "explain", str(path), "-f", "json", "-q", "-o",
+        str(out)])
+    assert code == 130 and "interrupted" in stderr, stderr
+    a, b = _hand(tmp_path, [1, 2]), _hand(tmp_path, [3, 4])
+    costs = {(c["sequence_name"], c["strategy"]): c["compiles"]
+             for c in json.loads(out.read_text())["costs"]}
+    assert costs == {("a", "default"): a[0], ("b", "default"): b[0], ("a", "gated"): a[0]}
 
 
 @pytest.mark.parametrize("debug", [True, False])
