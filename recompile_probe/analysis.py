@@ -19,6 +19,8 @@ class Transition:
     reason: str | None
     compile_id: str | None
     kind: str | None = None  #: reasons.KINDS
+    #: what changed between the previous call and this one: "1 → 2", "S 7 → 33", ...
+    change: str = ""
 
 
 #: A steady-state median above this multiple of the fastest sample is too noisy to rank on: stalls
@@ -89,19 +91,31 @@ def noisy_line(run: Run) -> str:
 
 
 def transitions(run: Run) -> list[Transition]:
+    from .sizes import Point, format_change
+
+    def point(i: int) -> Point | None:
+        if 0 <= i < len(run.calls) and run.calls[i].sizes:
+            return Point.of(run.calls[i].sizes)
+        if 0 <= i < len(run.calls):
+            return Point.batch(run.calls[i].batch_size)
+        return Point.batch(run.sequence[i]) if 0 <= i < len(run.sequence) else None
+
     out = []
     for event in run.compile_events:
         if not event.recompile or event.call_index is None:
             continue
         i = event.call_index
-        before = run.sequence[i - 1] if i > 0 else None
+        before, after = point(i - 1) if i > 0 else None, point(i)
         kind = event.reason_kind
         if kind is None and event.reason:  # a report written before kinds existed
             from .reasons import classify
 
             kind = classify(event.reason).kind
-        out.append(Transition(run.strategy, i, before, run.sequence[i], event.reason,
-                              event.compile_id, kind))
+        batch = (lambda p: None if p is None else
+                 p.get("B") if p.get("B") is not None else p.items[0][1])
+        out.append(Transition(run.strategy, i, batch(before), batch(after) or 0, event.reason,
+                              event.compile_id, kind,
+                              format_change(before, after) if after is not None else ""))
     return out
 
 

@@ -12,7 +12,8 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from . import analysis
-from .model import Run, Violation
+from .model import STATUSES, Run, Violation
+from .spec import Context, suggest
 
 #: budget key -> the Run field it caps
 MAX_KEYS: Mapping[str, str] = MappingProxyType({
@@ -93,3 +94,53 @@ def describe(violation: Violation) -> str:
     if violation.budget in MAX_KEYS:
         return f"{violation.budget}: {actual} > {violation.limit}"
     return f"{violation.budget}: {actual} (expected {violation.limit})"
+
+
+# --- parsing (a scenario's `expect:` section) ----------------------------------------------------
+
+def parse(ctx: Context, value: Any, known: list[str],
+          sequences: Mapping[str, Any]) -> tuple[Budget, ...]:
+    """expect: {STRATEGY|"*": {BUDGET: limit, SEQUENCE|"*": {BUDGET: limit}}}"""
+    ctx.expect("expect", value, dict, 'a mapping of strategy (or "*") -> budgets')
+    out: list[Budget] = []
+    for strategy, spec in value.items():
+        key = f"expect.{strategy}"
+        strategy = str(strategy)
+        if strategy != ANY and strategy not in known:
+            raise ctx.fail(key, f"unknown strategy {strategy!r}", suggest(strategy, known) or
+                           'Budgets apply to a strategy name or "*" (all).')
+        ctx.expect(key, spec, dict, "a mapping of budgets, e.g. {max_recompiles: 0}")
+        for name, sub in spec.items():
+            name = str(name)
+            if name in KEYS:
+                out.append(_parse_one(ctx, f"{key}.{name}", strategy, ANY, name, sub))
+            elif name == ANY or name in sequences:
+                skey = f"{key}.{name}"
+                ctx.expect(skey, sub, dict, "a mapping of budgets")
+                for bname, limit in sub.items():
+                    bname = str(bname)
+                    if bname not in KEYS:
+                        raise ctx.fail(f"{skey}.{bname}", f"unknown budget {bname!r}",
+                                       suggest(bname, KEYS) or f"Budgets: {', '.join(KEYS)}.")
+                    out.append(_parse_one(ctx, f"{skey}.{bname}", strategy, name, bname, limit))
+            else:
+                raise ctx.fail(f"{key}.{name}", f"{name!r} is neither a budget nor a sequence of "
+                               "this scenario", suggest(name, [*KEYS, *sequences]) or
+                               f"Budgets: {', '.join(KEYS)}; sequences: {', '.join(sequences)}.")
+    return tuple(out)
+
+
+def _parse_one(ctx: Context, key: str, strategy: str, sequence: str, name: str,
+               limit: Any) -> Budget:
+    if name in MAX_KEYS:
+        ctx.expect(key, limit, int, "a non-negative integer")
+        if limit < 0:
+            raise ctx.fail(key, f"expected a non-negative integer, got {limit}")
+    elif name == "outputs_match":
+        ctx.expect(key, limit, bool, "true or false")
+    else:
+        ctx.expect(key, limit, str, f"one of {', '.join(STATUSES)}")
+        if limit not in STATUSES:
+            raise ctx.fail(key, f"unknown status {limit!r}", suggest(limit, STATUSES) or
+                           f"Statuses: {', '.join(STATUSES)}.")
+    return Budget(strategy, sequence, name, limit, ctx.where(key))

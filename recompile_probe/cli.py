@@ -88,7 +88,9 @@ def _csv(value: str | None, what: str) -> list[str] | None:
     return items
 
 
-def _sizes(value: str | None) -> list[int] | None:
+def _sizes(value: str | None) -> list[int] | str | None:
+    if value is not None and "=" in value:  # points, e.g. "B=1,S=7; B=2,S=33": the scenario checks
+        return value
     items = _csv(value, "--sequence")
     if items is None:
         return None
@@ -167,7 +169,8 @@ def run(
         None, "--strategies", "-s", help="Comma-separated strategies to run (default: the "
         "scenario's). See `recompile-probe strategies`."),
     sequence: Optional[str] = typer.Option(
-        None, "--sequence", help="Ad-hoc batch sizes replacing the scenario's, e.g. 1,2,8."),
+        None, "--sequence", help="Ad-hoc sequence replacing the scenario's: batch sizes, e.g. "
+        "1,2,8, or points, e.g. \"B=1,S=7; B=2,S=33\"."),
     backend: Optional[str] = typer.Option(None, "--backend", "-b",
                                           help="eager | aot_eager | inductor"),
     fmt: str = FORMAT_OPTION,
@@ -335,7 +338,7 @@ def explain(
 
         known = {name: loaded.strategy(name) for name in loaded.known_strategies()}
         explanations, notes = explain_mod.explain(report, known,
-                                                  loader.load(loaded).batch_sources(), chosen,
+                                                  loader.load(loaded).dim_sources(), chosen,
                                                   sequence)
         if fmt == "json":
             text = explanation.as_json(report, explanations, notes)

@@ -128,37 +128,67 @@ def _name(source: str | None) -> str:
 CHECKED_TARGETS = frozenset({"logprobs.count_greater_than_checked"})
 
 
-def checks_for(strategy: Strategy, batch: list[tuple[str, int]]) -> list[str]:
-    """The torch._check lines that go with mark_unbacked (one batch symbol, no 0/1 guard, no
+#: (Dynamo source, dim, size symbol) of every dim a symbol moves, e.g. ("L['x']", 0, "B")
+DimSources = list[tuple[str, int, str]]
+
+
+def _triples(dims: Any) -> DimSources:
+    """(source, dim) pairs are batch dims: (source, dim, "B")."""
+    return [tuple(d) if len(d) == 3 else (d[0], d[1], "B") for d in dims]  # type: ignore[misc]
+
+
+def acting_symbols(run: Run) -> tuple[str, ...]:
+    """The symbols a one-kind mark acted on in this run: those that vary over its points."""
+    from .sizes import Point, varying
+
+    points = [Point.of(p) for p in run.points] or [Point.batch(b) for b in run.sequence]
+    return varying(points)
+
+
+def checks_for(strategy: Strategy, dims: DimSources, acting: tuple[str, ...] = ("B",)
+               ) -> list[str]:
+    """The torch._check lines that go with mark_unbacked (one symbol per size, no 0/1 guard, no
     runtime Eq assert), written from a template: no run executes them unless the target has them."""
-    if strategy.mark != "unbacked" or not batch:
-        return []
-    (first, d0), rest = batch[0], batch[1:]
-    return [f"torch._check({_name(first)}.shape[{d0}] >= 1)"] + [
-        f"torch._check({_name(first)}.shape[{d0}] == {_name(s)}.shape[{d}])" for s, d in rest]
+    lines, dims = [], _triples(dims)
+    for symbol, (kind, _) in strategy.plan(acting).items():
+        group = [(s, d) for s, d, sym in dims if sym == symbol]
+        if kind != "unbacked" or not group:
+            continue
+        (first, d0), rest = group[0], group[1:]
+        lines.append(f"torch._check({_name(first)}.shape[{d0}] >= 1)")
+        lines += [f"torch._check({_name(first)}.shape[{d0}] == {_name(s)}.shape[{d}])"
+                  for s, d in rest]
+    return lines
 
 
-def change_for(strategy: Strategy, batch: list[tuple[str, int]],
-               checks_measured: bool = False) -> list[str]:
+def change_for(strategy: Strategy, dims: DimSources, checks_measured: bool = False,
+               acting: tuple[str, ...] = ("B",)) -> list[str]:
     """The concrete change to the user's code that this strategy stands for.
 
-    ``batch``: (Dynamo source, dim) of every batch dim, e.g. [("L['x']", 0), ("L['values']", 0)].
-    The torch._check lines are part of it only when ``checks_measured`` (the target that ran has
-    them); otherwise they are advice (``checks_for``).
+    ``dims``: (Dynamo source, dim, symbol) of every dim that follows a size symbol; ``acting``:
+    the symbols a one-kind mark applies to. The torch._check lines are part of it only when
+    ``checks_measured`` (the target that ran has them); otherwise they are advice
+    (``checks_for``).
     """
     lines: list[str] = []
+    dims = _triples(dims)
     if strategy.dynamic is not None:
         lines.append(f"torch.compile(fn, dynamic={strategy.dynamic})")
-    if strategy.mark:
-        module, fn = MARKS[strategy.mark]
-        opts = "".join(f", {k}={v!r}" for k, v in strategy.mark_options.items())
+    plan = strategy.plan(acting)
+    if plan:
         lines.append("# right before each call, in eager code (outside the compiled region):")
-        lines += [f"{module}.{fn}({_name(s)}, {d}{opts})" for s, d in batch]
-        checks = checks_for(strategy, batch)
+        for source, dim, symbol in dims:
+            if symbol not in plan:
+                continue
+            kind, options = plan[symbol]
+            module, fn = MARKS[kind]
+            opts = "".join(f", {k}={v!r}" for k, v in options.items())
+            lines.append(f"{module}.{fn}({_name(source)}, {dim}{opts})")
+        checks = checks_for(strategy, dims, acting)
         if checks and checks_measured:
             lines.append("# inside the compiled function (already in the target that ran):")
             lines += checks
-    sources = ",".join(f"{s}:{d}" for s, d in batch)
+    sources = ",".join(dict.fromkeys(f"{s}:{d}" for s, d, sym in dims if sym in acting))
     for dotted, value in strategy.config.items():
         value = sources if value == BATCH_SOURCES else value
         lines.append(f"{dotted} = {value!r}")
@@ -195,7 +225,7 @@ class Recompile:
 
 
 def recompiles(run: Run, runs: list[Run], strategies: Mapping[str, Strategy],
-               batch: list[tuple[str, int]]) -> list[Recompile]:
+               dims: DimSources) -> list[Recompile]:
     """Each recompile of ``run``, with the strategies of the same sequence that measurably did
     not recompile on that call and matched eager."""
     out = []
@@ -213,9 +243,10 @@ def recompiles(run: Run, runs: list[Run], strategies: Mapping[str, Strategy],
             if strategy is None:
                 continue
             measured = other.target in CHECKED_TARGETS
-            fixes.append(Fix(other.strategy, tuple(change_for(strategy, batch, measured)),
+            acting = acting_symbols(other)
+            fixes.append(Fix(other.strategy, tuple(change_for(strategy, dims, measured, acting)),
                              other.compiles, other.steady_state_us,
-                             () if measured else tuple(checks_for(strategy, batch))))
+                             () if measured else tuple(checks_for(strategy, dims, acting))))
         fixes.sort(key=lambda f: (f.compiles if f.compiles is not None else 1 << 30,
                                   f.steady_state_us or 0.0))
         kind = event.reason_kind if event else None
@@ -267,7 +298,7 @@ class Explanation:
     recompiles: tuple[Recompile, ...]
 
 
-def explain(report: Report, strategies: Mapping[str, Strategy], batch: list[tuple[str, int]],
+def explain(report: Report, strategies: Mapping[str, Strategy], dims: DimSources,
             chosen: list[str] | None = None,
             sequence: str | None = None) -> tuple[list[Explanation], list[str]]:
     """Explanations for the chosen strategies (default: every one that compiled more than once),
@@ -285,7 +316,7 @@ def explain(report: Report, strategies: Mapping[str, Strategy], batch: list[tupl
                       else (run.compiles or 0) > 1)
             if wanted:
                 out.append(Explanation(run, tuple(diffs(run)),
-                                       tuple(recompiles(run, runs, strategies, batch))))
+                                       tuple(recompiles(run, runs, strategies, dims))))
     return out, notes
 
 

@@ -98,7 +98,7 @@ def frame_code(fn: Any) -> Any | None:
     return getattr(fn, "__code__", None)
 
 
-def frame_locals(fn: Any, args: tuple) -> dict[str, Any] | None:
+def frame_locals(fn: Any, args: tuple, kwargs: dict | None = None) -> dict[str, Any] | None:
     """The locals the compiled frame starts with, as guards see them (L['x'] -> x)."""
     import torch
 
@@ -107,9 +107,9 @@ def frame_locals(fn: Any, args: tuple) -> dict[str, Any] | None:
     func = type(fn).forward if isinstance(fn, torch.nn.Module) else fn
     try:
         if isinstance(fn, torch.nn.Module):
-            bound = inspect.signature(func, follow_wrapped=False).bind(fn, *args)
+            bound = inspect.signature(func, follow_wrapped=False).bind(fn, *args, **(kwargs or {}))
         else:
-            bound = inspect.signature(func, follow_wrapped=False).bind(*args)
+            bound = inspect.signature(func, follow_wrapped=False).bind(*args, **(kwargs or {}))
         bound.apply_defaults()
     except (TypeError, ValueError):
         return None

@@ -1,30 +1,192 @@
-"""Deterministic arguments for one batch size, from tensor specs or a user factory (imports torch)."""
+"""Tensor specs and factories -> deterministic arguments for one point (one size per symbol).
+
+The tensor-spec part of a scenario is parsed here, next to what builds the tensors; torch is
+imported only when tensors are made, so the scenario validator stays torch-free.
+"""
 
 from __future__ import annotations
 
+import re
 import warnings
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-import torch
+from .sizes import BATCH, DimRef, Path, Point, is_symbol, resolve
+from .spec import Context, suggest
 
-from .scenario import BATCH_SYMBOL, TensorSpec, Value
+if TYPE_CHECKING:
+    import torch
 
+TENSOR_KEYS = ("shape", "dtype", "device", "fill", "low", "high", "value", "requires_grad")
+FILLS = ("randn", "rand", "randint", "zeros", "ones", "arange", "full")
+DTYPES = ("float32", "float", "float64", "double", "float16", "half", "bfloat16", "int64", "long",
+          "int32", "int", "int16", "int8", "uint8", "bool", "complex64", "complex128")
 _DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
                   "int": "int32"}
 
+#: (positional args, keyword args): what the target is called with at one point
+Inputs = tuple[tuple, dict]
 
-def dtype_of(name: str) -> torch.dtype:
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A tensor argument: a dim written as a size symbol (B, S, ...) follows that symbol."""
+
+    shape: tuple[int | str, ...]
+    dtype: str = "float32"
+    device: str = "cpu"
+    fill: str = "randn"
+    low: int = 0
+    high: int = 10
+    value: float = 0.0
+    requires_grad: bool = False
+
+    @property
+    def batch_dims(self) -> tuple[int, ...]:
+        return self.dims_of(BATCH)
+
+    def dims_of(self, symbol: str) -> tuple[int, ...]:
+        return tuple(i for i, d in enumerate(self.shape) if d == symbol)
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(d for d in self.shape if isinstance(d, str)))
+
+
+@dataclass(frozen=True)
+class Value:
+    """A plain Python argument, passed as is to every call."""
+
+    value: Any
+
+
+#: argument (positional index or keyword) -> spec
+Specs = Sequence[tuple[int | str, "TensorSpec | Value"]]
+
+
+def spec_refs(specs: Specs) -> tuple[DimRef, ...]:
+    """The dims each symbol moves, from the shapes."""
+    return tuple(DimRef(symbol, Path(arg), spec.dims_of(symbol)) for arg, spec in specs
+                 if isinstance(spec, TensorSpec) for symbol in spec.symbols)
+
+
+# --- parsing --------------------------------------------------------------------------------------
+
+def parse_inputs(ctx: Context, value: Any) -> tuple[tuple[int | str, TensorSpec | Value], ...]:
+    """``inputs:`` as a list (positional arguments) or a mapping (keyword arguments)."""
+    if isinstance(value, dict):
+        if not value:
+            raise ctx.fail("inputs", "expected at least one argument")
+        for name in value:
+            if not isinstance(name, str) or not name.isidentifier():
+                raise ctx.fail(f"inputs.{name}", f"keyword argument names are identifiers, got "
+                               f"{name!r}")
+        return tuple((name, parse_spec(ctx, f"inputs.{name}", spec))
+                     for name, spec in value.items())
+    ctx.expect("inputs", value, list, "a list with one entry per positional argument (or a "
+               "mapping of keyword -> spec)")
+    if not value:
+        raise ctx.fail("inputs", "expected at least one argument")
+    return tuple((i, parse_spec(ctx, f"inputs[{i}]", spec)) for i, spec in enumerate(value))
+
+
+def parse_spec(ctx: Context, key: str, spec: Any) -> TensorSpec | Value:
+    if not isinstance(spec, dict):
+        return Value(spec)
+    if set(spec) == {"value"}:  # explicit plain value, e.g. a dict argument
+        return Value(spec["value"])
+    ctx.keys(key, spec, TENSOR_KEYS)
+    if "shape" not in spec:
+        raise ctx.fail(key, "a tensor spec needs 'shape', e.g. {shape: [B, 4096]}",
+                       "For a plain mapping argument write {value: {...}}.")
+    shape = ctx.expect(f"{key}.shape", spec["shape"], list, "a list of dims")
+    for j, dim in enumerate(shape):
+        dkey = f"{key}.shape[{j}]"
+        if isinstance(dim, str):
+            if not is_symbol(dim):
+                raise ctx.fail(dkey, f"{dim!r} is not a size symbol",
+                               "Dims are integers or size symbols: capital letters and digits "
+                               f"(e.g. {BATCH} for the batch size, S for a sequence length).")
+        else:
+            ctx.expect(dkey, dim, int, "an integer or a size symbol such as B")
+            if dim < 0:
+                raise ctx.fail(dkey, f"dims cannot be negative, got {dim}")
+    fields: dict[str, Any] = {"shape": tuple(shape)}
+    if "dtype" in spec:
+        dtype = ctx.expect(f"{key}.dtype", spec["dtype"], str, "a dtype name")
+        dtype = dtype.removeprefix("torch.")
+        if dtype not in DTYPES:
+            raise ctx.fail(f"{key}.dtype", f"unknown dtype {spec['dtype']!r}",
+                           suggest(dtype, DTYPES) or f"dtypes: {', '.join(DTYPES)}.")
+        fields["dtype"] = dtype
+    if "device" in spec:
+        fields["device"] = ctx.expect(f"{key}.device", spec["device"], str, "a device name")
+    if "fill" in spec:
+        fields.update(_parse_fill(ctx, f"{key}.fill", spec["fill"]))
+    for k in ("low", "high"):
+        if k in spec:
+            fields[k] = ctx.expect(f"{key}.{k}", spec[k], int, "an integer")
+    if "value" in spec:
+        fields["value"] = ctx.expect(f"{key}.value", spec["value"], (int, float, bool), "a number")
+    if "requires_grad" in spec:
+        fields["requires_grad"] = ctx.expect(f"{key}.requires_grad", spec["requires_grad"], bool,
+                                             "true or false")
+    tensor = TensorSpec(**fields)
+    if tensor.fill == "randint" and tensor.low >= tensor.high:
+        raise ctx.fail(key, f"randint needs low < high, got low={tensor.low}, high={tensor.high}")
+    return tensor
+
+
+def _parse_fill(ctx: Context, key: str, value: Any) -> dict[str, Any]:
+    ctx.expect(key, value, str, f"one of {', '.join(FILLS)}")
+    match = re.fullmatch(r"\s*(\w+)\s*(?:\(([^)]*)\))?\s*", value)
+    name = match.group(1) if match else value
+    if name not in FILLS:
+        raise ctx.fail(key, f"unknown fill {value!r}", suggest(name, FILLS) or
+                       f"Fills: {', '.join(FILLS)}.")
+    out: dict[str, Any] = {"fill": name}
+    args = match.group(2) if match else None
+    if args is not None:
+        try:
+            nums = [float(a) if "." in a else int(a) for a in args.split(",") if a.strip()]
+        except ValueError:
+            raise ctx.fail(key, f"cannot read the numbers in {value!r}") from None
+        if name == "randint" and len(nums) == 2 and all(isinstance(n, int) for n in nums):
+            out.update(low=nums[0], high=nums[1])
+        elif name == "full" and len(nums) == 1:
+            out["value"] = nums[0]
+        else:
+            raise ctx.fail(key, f"{name} takes no such arguments: {value!r}",
+                           "Write randint(low, high), full(value), or a bare fill name.")
+    return out
+
+
+# --- making tensors (torch) -----------------------------------------------------------------------
+
+def dtype_of(name: str) -> "torch.dtype":
+    import torch
+
     return getattr(torch, _DTYPE_ALIASES.get(name, name))
 
 
-def seed_for(seed: int, batch_size: int) -> int:
-    # The same batch size gets the same values wherever it appears, so a repeated size is a
-    # true repeat (a cache hit), and eager and compiled calls see identical inputs.
-    return (seed * 1_000_003 + batch_size) % (2**63)
+def seed_for(seed: int, point: Point | int) -> int:
+    # The same point gets the same values wherever it appears, so a repeated point is a true
+    # repeat (a cache hit), and eager and compiled calls see identical inputs. A batch-only point
+    # keeps the formula reports were made with.
+    if isinstance(point, int):
+        return (seed * 1_000_003 + point) % (2**63)
+    if point.symbols == (BATCH,):
+        return seed_for(seed, point.get(BATCH) or 0)
+    mixed = 0
+    for i, (_, size) in enumerate(point.items):
+        mixed += size * 7919 ** i
+    return (seed * 1_000_003 + mixed) % (2**63)
 
 
-def make_tensor(spec: TensorSpec, batch_size: int, generator: torch.Generator) -> torch.Tensor:
-    shape = tuple(batch_size if d == BATCH_SYMBOL else int(d) for d in spec.shape)
+def make_tensor(spec: TensorSpec, point: Point, generator: "torch.Generator") -> "torch.Tensor":
+    import torch
+
+    shape = tuple(int(point.get(d) or 0) if isinstance(d, str) else int(d) for d in spec.shape)
     dtype = dtype_of(spec.dtype)
     if spec.fill == "randn":
         t = torch.randn(shape, generator=generator, dtype=dtype)
@@ -50,52 +212,94 @@ def make_tensor(spec: TensorSpec, batch_size: int, generator: torch.Generator) -
     return t
 
 
-def spec_factory(specs: Sequence[TensorSpec | Value], seed: int) -> Callable[[int], tuple]:
-    def make(batch_size: int) -> tuple:
-        generator = torch.Generator().manual_seed(seed_for(seed, batch_size))
-        return tuple(
-            make_tensor(s, batch_size, generator) if isinstance(s, TensorSpec) else s.value
-            for s in specs
-        )
+def spec_factory(specs: Specs, seed: int) -> Callable[[Point], Inputs]:
+    def make(point: Point) -> Inputs:
+        import torch
+
+        generator = torch.Generator().manual_seed(seed_for(seed, point))
+        args, kwargs = [], {}
+        for arg, s in specs:
+            value = make_tensor(s, point, generator) if isinstance(s, TensorSpec) else s.value
+            if isinstance(arg, int):
+                args.append(value)
+            else:
+                kwargs[arg] = value
+        return tuple(args), kwargs
 
     return make
 
 
-def user_factory(fn: Callable[[int], Any], seed: int,
-                 batch_dims: Mapping[int, tuple[int, ...]]) -> Callable[[int], tuple]:
-    checked = False
+def normalize(result: Any) -> Inputs:
+    """What a factory returns -> (args, kwargs): a tuple or list (positional), a mapping
+    (keyword), or a pair ``(args_tuple, kwargs_dict)``; anything else is one argument."""
+    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], (tuple, list)) \
+            and isinstance(result[1], dict):
+        return tuple(result[0]), dict(result[1])
+    if isinstance(result, dict):
+        return (), dict(result)
+    if isinstance(result, (tuple, list)):
+        return tuple(result), {}
+    return (result,), {}
 
-    def make(batch_size: int) -> tuple:
-        nonlocal checked
+
+def user_factory(fn: Callable[..., Any], seed: int, symbols: Sequence[str],
+                 refs: Sequence[DimRef], param_names: Sequence[str | None] = ()
+                 ) -> Callable[[Point], Inputs]:
+    """A scenario's ``factory:``. A batch-only scenario calls it ``make_inputs(batch_size)``;
+    with other symbols, ``make_inputs(B=2, S=7)``. The declared dims are checked on the first
+    two distinct points it makes."""
+    checked: list[Point] = []
+
+    def make(point: Point) -> Inputs:
+        import torch
+
         # A factory that draws from the global RNG is made deterministic too.
-        torch.manual_seed(seed_for(seed, batch_size))
-        args = fn(batch_size)
-        args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
-        if not checked:
-            check_batch_dims(args, batch_dims)
-            checked = True
-        return args
+        torch.manual_seed(seed_for(seed, point))
+        result = fn(point.get(BATCH)) if tuple(symbols) == (BATCH,) else fn(**point.as_dict())
+        inputs = normalize(result)
+        if len(checked) < 2 and point not in checked:
+            check_dims(inputs, refs, point, param_names)
+            checked.append(point)
+        return inputs
 
     return make
 
 
-def check_batch_dims(args: tuple, batch_dims: Mapping[int, tuple[int, ...]]) -> None:
-    """batch_dims must name tensor arguments and dims they have (a TargetError otherwise)."""
+def check_dims(inputs: Inputs, refs: Sequence[DimRef], point: Point,
+               param_names: Sequence[str | None] = ()) -> None:
+    """Every declared dim must name something the inputs have (a TargetError otherwise); a
+    non-tensor or a dim whose size is not the symbol's is warned about."""
+    import torch
+
     from .errors import TargetError
 
-    for index, dims in batch_dims.items():
-        if index >= len(args):
-            raise TargetError(f"batch_dims names argument {index}, but the factory returned "
-                              f"{len(args)} argument(s)",
-                              "Argument indexes count from 0 in the tuple make_inputs returns.")
-        arg = args[index]
-        if not isinstance(arg, torch.Tensor):
-            # Still a valid run (e.g. a list of B tensors): only the marks have nothing to mark.
-            warnings.warn(f"recompile-probe: batch_dims names argument {index}, a "
-                          f"{type(arg).__name__}, not a tensor: mark strategies leave it "
-                          "unmarked", stacklevel=2)
-            continue
-        for dim in dims:
-            if not -arg.dim() <= dim < arg.dim():
-                raise TargetError(f"batch_dims names dim {dim} of argument {index}, which has "
-                                  f"{arg.dim()} dim(s) (shape {list(arg.shape)})")
+    args, kwargs = inputs
+    for ref in refs:
+        found = list(resolve(ref.path, args, kwargs, param_names))
+        label = "batch_dims" if ref.symbol == BATCH else f"dims: {ref.symbol}:"
+        if not found:
+            if isinstance(ref.path.head, int) and not ref.path.steps:
+                raise TargetError(f"{label} names argument {ref.path.head}, but the factory "
+                                  f"returned {len(args)} argument(s)",
+                                  "Argument indexes count from 0 in the tuple make_inputs "
+                                  "returns.")
+            have = [str(i) for i in range(len(args))] + list(kwargs)
+            raise TargetError(f"{label} names {ref.path}, which the factory's inputs do not have",
+                              "Arguments: " + (", ".join(have) or "none") + ". Positional "
+                              "indexes count from 0; keywords and paths name what it returns.")
+        for path, value in found:
+            if not isinstance(value, torch.Tensor):
+                # Still a valid run (e.g. a list of B tensors): only the marks have nothing to mark.
+                warnings.warn(f"recompile-probe: {label} names argument {path}, a "
+                              f"{type(value).__name__}, not a tensor: mark strategies leave it "
+                              "unmarked", stacklevel=2)
+                continue
+            for dim in ref.dims:
+                if not -value.dim() <= dim < value.dim():
+                    raise TargetError(f"{label} names dim {dim} of argument {path}, which has "
+                                      f"{value.dim()} dim(s) (shape {list(value.shape)})")
+                size = point.get(ref.symbol)
+                if size is not None and value.shape[dim] != size:
+                    warnings.warn(f"recompile-probe: {label} names dim {dim} of argument {path}, "
+                                  f"of size {value.shape[dim]} at {point}, not "
+                                  f"{ref.symbol} = {size}", stacklevel=2)

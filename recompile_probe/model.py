@@ -37,6 +37,12 @@ class Call:
     #: compile events of this call that failed (recompile limit hit, error_on_recompile, a
     #: backend or tracing error): an attempt, not a cache entry
     failed_compiles: int | None = None
+    #: the point of this call, every size symbol -> size, e.g. {"B": 2, "S": 7}
+    sizes: dict[str, int] | None = None
+    #: which point of the sequence (runs[].points) the call belongs to, and its place within the
+    #: point: always 0 without a driver; a driver may call the target several times per point
+    point_index: int | None = None
+    step: int | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,8 @@ class CacheEntry:
     shape_env_guard_count: int | None
     leaf_guard_count: int | None
     guards: tuple[GuardLine, ...] = ()
+    #: the point of the call that created it
+    sizes: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -167,6 +175,9 @@ class Run:
     marked_dims: int | None = None
     #: facts about how this run went that the figures alone do not say
     notes: tuple[str, ...] = ()
+    #: the sequence's points, every size symbol -> size; ``sequence`` holds their B values (the
+    #: first symbol's where the scenario has no B)
+    points: tuple[dict[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -356,6 +367,7 @@ def run_from_dict(data: dict[str, Any], where: str = "run") -> Run:
         for i, e in enumerate(data.get("entries", ()))
     )
     data["notes"] = tuple(data.get("notes", ()))
+    data["points"] = tuple(data.get("points", ()))
     data["violations"] = tuple(
         _build(Violation, {**v, "reasons": tuple(v.get("reasons", ()))},
                f"{where}.violations[{i}]")

@@ -23,7 +23,10 @@ from . import strategies as strategies_mod
 from .errors import EagerFailure, ProbeError
 from .model import CacheEntry, Call, CompileEvent, Run, RunError, figureless_run, replace
 from .recorder import Recorder, delta
+from . import sizes
+from .inputs import Inputs
 from .scenario import Scenario
+from .sizes import BATCH, Point
 from .strategies import Strategy
 from .targets.loader import LoadedTarget
 
@@ -64,42 +67,76 @@ class Timing:
 
 @dataclass
 class EagerReference:
-    """Eager outputs per batch size, computed once per sequence and shared by every strategy."""
+    """Eager outputs per point, computed once per sequence and shared by every strategy.
 
-    outputs: dict[int, Any] = field(default_factory=dict)
+    With a driver, ``calls`` holds the output of each call of the target within the point, in
+    order, and ``outputs`` the driver's return value."""
+
+    outputs: dict[Point, Any] = field(default_factory=dict)
+    calls: dict[Point, list[Any]] = field(default_factory=dict)
     steady_us: float | None = None
 
 
-def eager_reference(target: LoadedTarget, sequence: tuple[int, ...], repeats: int) -> EagerReference:
+def eager_reference(target: LoadedTarget, points: tuple[Point, ...], repeats: int
+                    ) -> EagerReference:
     ref = EagerReference()
+    last: Inputs | None = None
     with compat.eager_stance():
-        for index, batch_size in enumerate(sequence):
-            if batch_size in ref.outputs:
+        for index, point in enumerate(points):
+            if point in ref.outputs:
                 continue
+            if target.driver is not None:
+                seen: list[Inputs] = []
+
+                def fn(*args: Any, **kwargs: Any) -> Any:
+                    seen.append((args, kwargs))
+                    out = target.fn(*args, **kwargs)
+                    ref.calls.setdefault(point, []).append(out)
+                    return out
+
+                ref.outputs[point] = _eager(lambda: target.driver(fn, **point.as_dict()),
+                                            index, point, "the driver")
+                last = seen[-1] if seen else last
+                continue
+            assert target.make_inputs is not None
             try:
-                args = target.make_args(batch_size)
+                args, kwargs = target.make_inputs(point)
             except ProbeError:
                 raise
             except Exception as exc:
                 raise EagerFailure(
-                    f"making the inputs for batch size {batch_size} (call {index}) failed: "
+                    f"making the inputs for {_at(point)} (call {index}) failed: "
                     f"{type(exc).__name__}: {_first_line(exc)}",
                     "Check the factory or the tensor specs; pass --debug for the traceback.",
                 ) from exc
-            try:
-                ref.outputs[batch_size] = target.fn(*args)
-            except Exception as exc:
-                raise EagerFailure(
-                    f"the target fails without torch.compile at call {index} (batch size "
-                    f"{batch_size}): {type(exc).__name__}: {_first_line(exc)}",
-                    "Fix the target or its inputs first: no strategy can be judged against a "
-                    "failing eager run. Pass --debug for the traceback.",
-                ) from exc
-        if repeats:
-            args = target.make_args(sequence[-1])
-            ref.steady_us = statistics.median(_samples_us(_synced(lambda: target.fn(*args),
-                                                                  _wait_for_device(args)), repeats))
+            ref.outputs[point] = _eager(lambda: target.fn(*args, **kwargs), index, point,
+                                        "the target")
+            last = (args, kwargs)
+        if repeats and target.make_inputs is not None:
+            last = target.make_inputs(points[-1])
+        if repeats and last is not None:
+            args, kwargs = last
+            ref.steady_us = statistics.median(_samples_us(_synced(
+                lambda: target.fn(*args, **kwargs), _wait_for_device(args, kwargs)), repeats))
     return ref
+
+
+def _at(point: Point) -> str:
+    return f"batch size {point.get(BATCH)}" if point.symbols == (BATCH,) else f"point {point}"
+
+
+def _eager(call: Callable[[], Any], index: int, point: Point, what: str) -> Any:
+    try:
+        return call()
+    except ProbeError:
+        raise
+    except Exception as exc:
+        raise EagerFailure(
+            f"{what} fails without torch.compile at call {index} ({_at(point)}): "
+            f"{type(exc).__name__}: {_first_line(exc)}",
+            "Fix the target or its inputs first: no strategy can be judged against a "
+            "failing eager run. Pass --debug for the traceback.",
+        ) from exc
 
 
 # --- comparison -----------------------------------------------------------------------------------
@@ -148,9 +185,9 @@ def describe_error(exc: BaseException, call_index: int | None) -> RunError:
     return RunError(type(root).__name__, message, call_index)
 
 
-def _wait_for_device(args: tuple) -> Callable[[], None] | None:
+def _wait_for_device(args: tuple, kwargs: dict | None = None) -> Callable[[], None] | None:
     """A synchronize for the accelerator the inputs live on, so timings include the kernels."""
-    for arg in args:
+    for arg in (*args, *(kwargs or {}).values()):
         if isinstance(arg, torch.Tensor) and arg.device.type not in ("cpu", "meta"):
             module = getattr(torch, arg.device.type, None)
             sync = getattr(module, "synchronize", None)
@@ -191,26 +228,35 @@ def warm_up(backend: str, mode: str | None = None, options: dict | None = None) 
     compat.reset_dynamo()
 
 
-def _figureless(scenario: Scenario, target: LoadedTarget, name: str, seq: tuple[int, ...],
+def _figureless(scenario: Scenario, target: LoadedTarget, name: str, points: tuple[Point, ...],
                 strategy: Strategy, status: str, error: RunError) -> Run:
-    return figureless_run(target.name, name, seq, strategy.name, scenario.backend, status, error,
-                          description=strategy.description)
+    return replace(figureless_run(target.name, name, batch_values(points, scenario.symbols),
+                                  strategy.name, scenario.backend, status, error,
+                                  description=strategy.description),
+                   points=tuple(p.as_dict() for p in points))
+
+
+def batch_values(points: tuple[Point, ...], symbols: tuple[str, ...]) -> tuple[int, ...]:
+    """What ``sequence`` / ``batch_size`` hold: B, or the first symbol where there is no B."""
+    symbol = BATCH if BATCH in symbols else symbols[0]
+    return tuple(p.get(symbol) or 0 for p in points)
 
 
 def probe(
     scenario: Scenario,
     target: LoadedTarget,
     sequence_name: str,
-    sequence: tuple[int, ...],
+    points: tuple[Point, ...],
     strategy: Strategy,
     reference: EagerReference,
     trace_dir: str | None = None,
 ) -> Run:
     why = strategies_mod.missing_features(strategy, target_is_compiled=target.compiled is not None)
     if why is not None:
-        return _figureless(scenario, target, sequence_name, sequence, strategy, "unsupported",
+        return _figureless(scenario, target, sequence_name, points, strategy, "unsupported",
                            RunError("Unsupported", why, None))
     compat.reset_dynamo()
+    acting = sizes.varying(points)
     trace_file: Callable[[], str | None] = lambda: None  # noqa: E731
     with contextlib.ExitStack() as stack:
         if trace_dir is not None:
@@ -218,22 +264,22 @@ def probe(
             folder.mkdir(parents=True, exist_ok=True)
             trace_file = stack.enter_context(compat.structured_trace(str(folder)))
         try:
-            compiled, graphs = _setup(stack, scenario, target, strategy)
+            compiled, graphs = _setup(stack, scenario, target, strategy, acting, points)
         except Exception as exc:  # e.g. a bad compile kwarg or config value in the scenario
-            return _figureless(scenario, target, sequence_name, sequence, strategy, "error",
+            return _figureless(scenario, target, sequence_name, points, strategy, "error",
                                describe_error(exc, None))
         if QUIET_TORCH_LOGS:
             stack.enter_context(compat.quiet_torch_logs())
-        mark = strategies_mod.marker(strategy)
+        mark = strategies_mod.marker(strategy, acting)
         if mark is not None:  # marks live on the tensors: undo them, whatever the factory returns
             stack.callback(mark.restore)
         driver = _Driver(scenario, target, strategy, compiled, graphs, reference,
                          stack.enter_context(Recorder()), mark)
-        driver.drive(sequence)
+        driver.drive(points)
         entries = guards.all_entries()
         steady = driver.steady_state()
-    run = _summarize(driver, entries, steady, scenario, target, sequence_name, sequence,
-                     strategy, reference)
+    run = _summarize(driver, entries, steady, scenario, target, sequence_name, points,
+                     strategy, reference, acting)
     written = trace_file()
     if written is None:
         return run
@@ -247,7 +293,8 @@ def _safe(name: str) -> str:
 
 
 def _setup(stack: contextlib.ExitStack, scenario: Scenario, target: LoadedTarget,
-           strategy: Strategy) -> tuple[Callable, Callable[[], int | None]]:
+           strategy: Strategy, acting: tuple[str, ...], points: tuple[Point, ...]
+           ) -> tuple[Callable, Callable[[], int | None]]:
     """Enter the strategy's state; return the callable to drive and a graph counter."""
     kwargs, extra_config = strategies_mod.compile_kwargs(strategy, scenario.compile)
     stack.enter_context(compat.isolated_caches(scenario.backend))
@@ -264,13 +311,20 @@ def _setup(stack: contextlib.ExitStack, scenario: Scenario, target: LoadedTarget
             dict(scenario.backend_options or {}) or None, strategy.dynamic))
         compiled = torch.compile(target.fn, backend=counter, **kwargs)
         graphs = lambda: counter.graphs  # noqa: E731
+    needs_sources = any(v == strategies_mod.BATCH_SOURCES for v in strategy.config.values())
+    first = target.make_inputs(points[0]) if needs_sources and target.make_inputs else None
     stack.enter_context(strategies_mod.applied(
-        strategy, strategies_mod.batch_sources(target.arg_names, target.batch_dims)))
+        strategy, strategies_mod.dim_sources(target.sources(acting, first))))
     return compiled, graphs
 
 
 class _Driver:
-    """Calls the compiled target through a sequence and classifies each call."""
+    """Calls the compiled target through a sequence of points and classifies each call.
+
+    Without a driver function: one call per point, with the inputs the scenario makes. With one:
+    per point, ``driver(fn, **sizes)`` where ``fn`` is the compiled target behind a wrapper that
+    marks, records and times each call the program makes.
+    """
 
     def __init__(self, scenario: Scenario, target: LoadedTarget, strategy: Strategy,
                  compiled: Callable, graphs: Callable[[], int | None],
@@ -283,7 +337,8 @@ class _Driver:
         self.calls: list[Call] = []
         self.events: list[CompileEvent] = []
         self.error: RunError | None = None
-        self.last_args: tuple | None = None
+        self.last_inputs: Inputs | None = None
+        self.notes: list[str] = []
         self.guard_check_us: float | None = None
         self.timing: Timing | None = None
         self._graphs_seen = 0
@@ -293,58 +348,110 @@ class _Driver:
         self._locals_ok: bool | None = None
         self._sync: Callable[[], None] | None = None  # set from the first call's inputs
 
-    def _call(self, args: tuple) -> Any:
+    def _mark(self, args: tuple, kwargs: dict) -> None:
         if self.mark is not None:  # in eager code, right before the call (the vLLM placement)
-            self.mark(args, self.target.batch_dims)
-        out = self.compiled(*args)
+            self.mark(args, kwargs, self.target.dims, self.target.param_names)
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
+        self._mark(args, kwargs)
+        out = self.compiled(*args, **kwargs)
         if self._sync is not None:  # time the kernels, not only their launch
             self._sync()
         return out
 
-    def drive(self, sequence: tuple[int, ...]) -> None:
-        for index, batch_size in enumerate(sequence):
-            args = self.target.make_args(batch_size)
-            if index == 0:
-                self._sync = _wait_for_device(args)
-            before, graphs_before = len(self.recorder), self.graphs()
-            try:
-                start = time.perf_counter_ns()
-                out = self._call(args)
-                latency: float | None = round((time.perf_counter_ns() - start) / 1000.0, 2)
-            except Exception as exc:  # the strategy's failure is a finding, not a crash
-                self.error = describe_error(exc, index)
-            self.recorder.poll()
-            new = [replace(e, call_index=index) for e in self.recorder.since(before)]
-            self.events.extend(new)
-            graphs = delta(self.graphs(), graphs_before)
-            failed = sum(e.failed for e in new) if self.metrics_ok else None
+    def drive(self, points: tuple[Point, ...]) -> None:
+        for point_index, point in enumerate(points):
+            if self.target.driver is None:
+                assert self.target.make_inputs is not None
+                args, kwargs = self.target.make_inputs(point)
+                self._record(point_index, point, 0, args, kwargs,
+                             self.reference.outputs[point])
+            else:
+                self._drive_point(point_index, point)
             if self.error is not None:
-                self.calls.append(Call(index, batch_size, "error", None, None, graphs, failed))
                 return
-            match = outputs_match(out, self.reference.outputs[batch_size], self.scenario.rtol,
-                                  self.scenario.atol)
-            self.calls.append(Call(index, batch_size, self._event(new, args), latency, match,
-                                   graphs, failed))
-            self.last_args = args
-            del out
 
-    def _served(self, args: tuple) -> Any:
+    def _drive_point(self, point_index: int, point: Point) -> None:
+        expected = self.reference.calls.get(point, [])
+        step = [0]
+
+        def fn(*args: Any, **kwargs: Any) -> Any:
+            i = step[0]
+            step[0] += 1
+            out = self._record(point_index, point, i, args, kwargs,
+                               expected[i] if i < len(expected) else _MISSING)
+            if self.error is not None:
+                raise _Stop()
+            return out
+
+        first = len(self.calls)
+        try:
+            result = self.target.driver(fn, **point.as_dict())
+        except _Stop:
+            return
+        except Exception as exc:  # noqa: BLE001 - the program failed around our calls
+            self.error = describe_error(exc, len(self.calls))
+            return
+        if step[0] != len(expected):
+            self.notes.append(f"point {point}: the driver called the target {step[0]} times, "
+                              f"{len(expected)} times in eager")
+        # The program's own result is compared too; a difference lands on the point's last call.
+        match = outputs_match(result, self.reference.outputs[point], self.scenario.rtol,
+                              self.scenario.atol)
+        if match is not True and len(self.calls) > first:
+            last = self.calls[-1]
+            self.calls[-1] = replace(last, outputs_match=False if match is False or
+                                     last.outputs_match is False else None)
+
+    def _record(self, point_index: int, point: Point, step: int, args: tuple, kwargs: dict,
+                expected: Any) -> Any:
+        index = len(self.calls)
+        if index == 0:
+            self._sync = _wait_for_device(args, kwargs)
+        before, graphs_before = len(self.recorder), self.graphs()
+        out = None
+        try:
+            start = time.perf_counter_ns()
+            out = self._call(args, kwargs)
+            latency: float | None = round((time.perf_counter_ns() - start) / 1000.0, 2)
+        except Exception as exc:  # the strategy's failure is a finding, not a crash
+            self.error = describe_error(exc, index)
+        self.recorder.poll()
+        new = [replace(e, call_index=index) for e in self.recorder.since(before)]
+        self.events.extend(new)
+        graphs = delta(self.graphs(), graphs_before)
+        failed = sum(e.failed for e in new) if self.metrics_ok else None
+        batch = point.get(BATCH) if BATCH in self.scenario.symbols else \
+            point.get(self.scenario.symbols[0])
+        where = dict(sizes=point.as_dict(), point_index=point_index, step=step)
+        if self.error is not None:
+            self.calls.append(Call(index, batch or 0, "error", None, None, graphs, failed,
+                                   **where))
+            return None
+        match = None if expected is _MISSING else outputs_match(
+            out, expected, self.scenario.rtol, self.scenario.atol)
+        self.calls.append(Call(index, batch or 0, self._event(new, args, kwargs), latency, match,
+                               graphs, failed, **where))
+        self.last_inputs = (args, kwargs)
+        return out
+
+    def _served(self, args: tuple, kwargs: dict) -> Any:
         """The entry that serves these args; None if none does; False if that cannot be told."""
-        f_locals = guards.frame_locals(self.target.fn, args)
+        f_locals = guards.frame_locals(self.target.fn, args, kwargs)
         if f_locals is None or self._locals_ok is False:
             return False
         return guards.serving_entry(self._code, f_locals)
 
-    def _event(self, new: list[CompileEvent], args: tuple) -> str:
+    def _event(self, new: list[CompileEvent], args: tuple, kwargs: dict) -> str:
         if self.metrics_ok:
             if new:
                 if self._locals_ok is None and any(not e.failed for e in new):
-                    self._locals_ok = self._served(args) not in (None, False)
+                    self._locals_ok = self._served(args, kwargs) not in (None, False)
                 return "recompile" if any(e.recompile for e in new) else "compile"
             # No compile: a cache hit, unless no entry accepts the call and it ran eagerly
             # (e.g. past the recompile limit).
             if self._locals_ok:
-                return "eager" if self._served(args) is None else "hit"
+                return "eager" if self._served(args, kwargs) is None else "hit"
             # Locals not trusted (or never settled): with no cache entry in any frame nothing
             # compiled can have run, e.g. under the eager_on_recompile stance from the start.
             return "eager" if guards.all_entries() == [] else "hit"
@@ -354,26 +461,35 @@ class _Driver:
 
     def steady_state(self) -> float | None:
         """Median µs/call of the last call repeated; compiles here are outside the counts."""
-        if self.error is not None or self.last_args is None or not self.scenario.repeats:
+        if self.error is not None or self.last_inputs is None or not self.scenario.repeats:
             return None
-        args = self.last_args
-        self._call(args)  # untimed: a compile here must not pollute the median
-        self.timing = Timing.of(_samples_us(lambda: self._call(args), self.scenario.repeats))
+        args, kwargs = self.last_inputs
+        self._call(args, kwargs)  # untimed: a compile here must not pollute the median
+        self.timing = Timing.of(_samples_us(lambda: self._call(args, kwargs),
+                                            self.scenario.repeats))
         steady = self.timing.median_us
-        entry = self._served(args) if self._locals_ok else None
-        f_locals = guards.frame_locals(self.target.fn, args)
+        entry = self._served(args, kwargs) if self._locals_ok else None
+        f_locals = guards.frame_locals(self.target.fn, args, kwargs)
         if entry and f_locals is not None:
-            mark = self.mark
-            before = (lambda: mark(args, self.target.batch_dims)) if mark is not None else None
+            before = (lambda: self._mark(args, kwargs)) if self.mark is not None else None
             cost = guards.check_cost_us(entry, f_locals, before)
             self.guard_check_us = None if cost is None else round(cost, 3)
         return steady
 
 
+_MISSING = object()
+
+
+class _Stop(BaseException):  # not Exception: a driver's own `except Exception` must not eat it
+    """Unwinds a driver once the compiled target failed: the failure is already recorded."""
+
+
 def _summarize(driver: _Driver, entries: list[guards.EntryInfo] | None, steady: float | None,
                scenario: Scenario, target: LoadedTarget, sequence_name: str,
-               sequence: tuple[int, ...], strategy: Strategy, reference: EagerReference) -> Run:
-    events, calls = driver.events, driver.calls
+               points: tuple[Point, ...], strategy: Strategy, reference: EagerReference,
+               acting: tuple[str, ...]) -> Run:
+    events = [_with_symbol(e, target, driver) for e in driver.events]
+    calls = driver.calls
     own = _own_frame_newest(events)
     entry = next((e for e in entries or () if own is not None and e.compile_id == own.compile_id),
                  None)
@@ -381,7 +497,8 @@ def _summarize(driver: _Driver, entries: list[guards.EntryInfo] | None, steady: 
     compared = [c.outputs_match for c in calls if c.event != "error"]
     times = [e.compile_time_ms for e in events]
     timing = driver.timing
-    marked, notes = _marking(driver, strategy, target)
+    marked, notes = _marking(driver, strategy, target, acting)
+    sequence = batch_values(points, scenario.symbols)
     return Run(
         target=target.name,
         sequence_name=sequence_name,
@@ -406,7 +523,7 @@ def _summarize(driver: _Driver, entries: list[guards.EntryInfo] | None, steady: 
         strategy_description=strategy.description,
         guard_check_us=driver.guard_check_us,
         guard_latency_us=own.guard_latency_us if own else None,
-        entries=tuple(_cache_entry(e, made_by.get(e.compile_id), sequence)
+        entries=tuple(_cache_entry(e, made_by.get(e.compile_id), calls)
                       for e in sorted(entries or (), key=_compile_order)),
         failed_compiles=sum(e.failed for e in events) if driver.metrics_ok else None,
         guard_compile_id=own.compile_id if own else None,
@@ -414,7 +531,8 @@ def _summarize(driver: _Driver, entries: list[guards.EntryInfo] | None, steady: 
         steady_state_p90_us=timing.p90_us if timing else None,
         steady_state_noisy=analysis.too_noisy(timing.min_us, timing.median_us) if timing else None,
         marked_dims=marked,
-        notes=notes,
+        notes=(*notes, *driver.notes),
+        points=tuple(p.as_dict() for p in points),
     )
 
 
@@ -439,24 +557,33 @@ def _own_frame_newest(events: list[CompileEvent]) -> CompileEvent | None:
                  if not e.failed and _frame_id(e.compile_id) == frame), None)
 
 
-def _marking(driver: _Driver, strategy: Strategy,
-             target: LoadedTarget) -> tuple[int | None, tuple[str, ...]]:
-    """(marked_dims, notes): how many batch dims the strategy marked or named, and a note when a
+def _marking(driver: _Driver, strategy: Strategy, target: LoadedTarget,
+             acting: tuple[str, ...]) -> tuple[int | None, tuple[str, ...]]:
+    """(marked_dims, notes): how many dims the strategy marked or named, and a note when a
     strategy meant to mark had nothing to mark (e.g. batch_dims: {}, or a list of tensors)."""
-    named = [s for s in strategies_mod.batch_sources(target.arg_names, target.batch_dims)
-             .split(",") if s]
     by_sources = any(v == strategies_mod.BATCH_SOURCES for v in strategy.config.values())
-    why = "no batch dim is a tensor dim (batch_dims is empty or names a non-tensor argument)"
+    what = ", ".join(acting) or "no symbol"
+    why = f"no dim of {what} is a tensor dim (dims are empty or name non-tensor arguments)"
     if driver.mark is not None:
         marked = len(driver.mark.marked)
         if marked == 0 and driver.calls:
             return 0, (f"nothing to mark: {why}; ran without marks",)
         return marked, ()
     if by_sources:
+        named = target.sources(acting, driver.last_inputs)
         if not named:
             return 0, (f"nothing to name: {why}; set no source",)
         return len(named), ()
     return None, ()
+
+
+def _with_symbol(event: CompileEvent, target: LoadedTarget, driver: _Driver) -> CompileEvent:
+    """reason_detail names the size symbol whose dim failed, where the source maps to one."""
+    detail = event.reason_detail
+    if not detail or detail.get("dim") is None:
+        return event
+    symbol = target.symbol_of(detail.get("source"), detail.get("dim"), driver.last_inputs)
+    return replace(event, reason_detail={**detail, "symbol": symbol})
 
 
 def _compile_order(entry: guards.EntryInfo) -> tuple[int, ...]:
@@ -467,12 +594,14 @@ def _compile_order(entry: guards.EntryInfo) -> tuple[int, ...]:
 
 
 def _cache_entry(info: guards.EntryInfo, event: CompileEvent | None,
-                 sequence: tuple[int, ...]) -> CacheEntry:
+                 calls: list[Call]) -> CacheEntry:
     call = event.call_index if event else None
+    made = calls[call] if call is not None and call < len(calls) else None
     return CacheEntry(
         function=info.function, filename=info.filename, line=info.line,
         compile_id=info.compile_id, call_index=call,
-        batch_size=sequence[call] if call is not None and call < len(sequence) else None,
+        batch_size=made.batch_size if made else None,
         guard_count=event.guard_count if event else None,
         shape_env_guard_count=event.shape_env_guard_count if event else None,
-        leaf_guard_count=info.leaf_guard_count, guards=info.guards)
+        leaf_guard_count=info.leaf_guard_count, guards=info.guards,
+        sizes=made.sizes if made else None)

@@ -39,6 +39,9 @@ class ReasonDetail:
     actual: str | None = None
     entry: str | None = None  #: the cache entry whose guard failed, e.g. "0/0"
     text: str = ""  #: the guard-failure line, comment stripped
+    #: the size symbol (B, S, ...) whose dim this is, where the source and dim map to one; set
+    #: by the probe, which knows the scenario's dims
+    symbol: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -7,8 +7,6 @@ YAML is read with ``SafeLoader`` only: python tags are refused. No torch import.
 
 from __future__ import annotations
 
-import difflib
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -16,50 +14,27 @@ from typing import Any, Callable, Mapping
 import yaml
 
 from . import budgets as budgets_mod
+from . import sizes
 from . import strategies as strategies_mod
 from .errors import ScenarioError
+from .inputs import TensorSpec, Value, parse_inputs, spec_refs
+from .sizes import BATCH, DimRef, Point
+from .spec import Context, join as _join, suggest, type_name as _type_name
 from .strategies import Strategy
 from .targets.registry import BUILTIN_TARGETS
 
-TOP_KEYS = ("name", "description", "target", "params", "inputs", "factory", "batch_dims",
-            "sequences", "backend", "compile", "strategies", "custom_strategies", "seed",
-            "repeats", "tolerance", "expect")
+TOP_KEYS = ("name", "description", "target", "params", "inputs", "factory", "driver", "dims",
+            "batch_dims", "sequences", "backend", "compile", "strategies", "custom_strategies",
+            "seed", "repeats", "tolerance", "expect")
 BACKENDS = ("eager", "aot_eager", "inductor")
 BACKEND_KEYS = ("name", "mode", "options")
 #: torch.compile kwargs a scenario may set; dynamic and backend belong to strategies and `backend`.
 COMPILE_KEYS = ("fullgraph", "mode", "options", "recompile_limit", "disable")
-TENSOR_KEYS = ("shape", "dtype", "device", "fill", "low", "high", "value", "requires_grad")
-FILLS = ("randn", "rand", "randint", "zeros", "ones", "arange", "full")
-DTYPES = ("float32", "float", "float64", "double", "float16", "half", "bfloat16", "int64", "long",
-          "int32", "int", "int16", "int8", "uint8", "bool", "complex64", "complex128")
 MARK_KINDS = tuple(strategies_mod.MARKS)
-BATCH_SYMBOL = "B"
+BATCH_SYMBOL = BATCH
 DEFAULT_SCENARIO = "logprobs.yaml"
 
-
-@dataclass(frozen=True)
-class TensorSpec:
-    """A tensor argument: dims equal to ``BATCH_SYMBOL`` follow the batch size."""
-
-    shape: tuple[int | str, ...]
-    dtype: str = "float32"
-    device: str = "cpu"
-    fill: str = "randn"
-    low: int = 0
-    high: int = 10
-    value: float = 0.0
-    requires_grad: bool = False
-
-    @property
-    def batch_dims(self) -> tuple[int, ...]:
-        return tuple(i for i, d in enumerate(self.shape) if d == BATCH_SYMBOL)
-
-
-@dataclass(frozen=True)
-class Value:
-    """A plain Python argument, passed as is to every call."""
-
-    value: Any
+__all__ = ["Scenario", "TensorSpec", "Value", "load", "loads", "with_overrides", "suggest"]
 
 
 @dataclass(frozen=True)
@@ -68,10 +43,19 @@ class Scenario:
     path: str | None  #: the YAML file, None when built in code
     target: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    #: one spec per argument; None with a factory or a driver
     inputs: tuple[TensorSpec | Value, ...] | None = None
+    #: what each of ``inputs`` is: a positional index, or a keyword (an `inputs:` mapping)
+    input_keys: tuple[int | str, ...] = ()
     factory: str | None = None
-    batch_dims: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
-    sequences: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    #: file.py:fn called as fn(compiled_target, **sizes) per point, instead of calling the target
+    driver: str | None = None
+    #: size symbols in scenario order; a batch-only scenario has ("B",)
+    symbols: tuple[str, ...] = (BATCH,)
+    #: the dims each symbol moves (from the shapes, or `dims:` / `batch_dims:`)
+    dims: tuple[DimRef, ...] = ()
+    #: name -> points: every symbol's size at each call
+    points: Mapping[str, tuple[Point, ...]] = field(default_factory=dict)
     backend: str = "eager"
     backend_mode: str | None = None
     backend_options: Mapping[str, Any] | None = None
@@ -91,6 +75,23 @@ class Scenario:
     @property
     def base_dir(self) -> Path:
         return Path(self.path).parent if self.path else Path.cwd()
+
+    @property
+    def sequences(self) -> dict[str, tuple[int, ...]]:
+        """name -> the B value of each point (the first symbol's where there is no B): what
+        reports call ``sequence``."""
+        symbol = BATCH if BATCH in self.symbols else self.symbols[0]
+        return {name: tuple(p.get(symbol) or 0 for p in points)
+                for name, points in self.points.items()}
+
+    @property
+    def batch_dims(self) -> dict[int, tuple[int, ...]]:
+        """Positional argument -> dims that follow B (the 0.1 view of ``dims``)."""
+        out: dict[int, tuple[int, ...]] = {}
+        for ref in self.dims:
+            if ref.symbol == BATCH and isinstance(ref.path.head, int) and not ref.path.steps:
+                out[ref.path.head] = tuple(dict.fromkeys(out.get(ref.path.head, ()) + ref.dims))
+        return out
 
     def line_of(self, key: str) -> int | None:
         return self.lines.get(key)
@@ -182,48 +183,21 @@ def _index_lines(node: yaml.Node, prefix: str, lines: dict[str, int], path: str 
             _index_lines(item, f"{prefix}[{i}]", lines, path)
 
 
-def _join(prefix: str, key: Any) -> str:
-    return f"{prefix}.{key}" if prefix else str(key)
-
-
-def suggest(name: str, choices: Any) -> str | None:
-    match = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f"Did you mean {match[0]!r}?" if match else None
-
-
-def _type_name(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
-            float: "a number", type(None): "nothing (null)"}.get(type(value), type(value).__name__)
-
-
 # --- validation -----------------------------------------------------------------------------------
 
-class _Validator:
+class _Validator(Context):
+    """The top-level keys; each part is parsed next to what it builds (see spec.py)."""
+
     def __init__(self, data: Any, lines: dict[str, int], path: str | None) -> None:
-        self.data, self.lines, self.path = data, lines, path
+        super().__init__(path, lines)
+        self.data = data
 
-    def fail(self, key: str, message: str, remedy: str | None = None) -> ScenarioError:
-        line = self.lines.get(key)
-        probe = key
-        while line is None and probe:  # fall back to the closest enclosing key with a line
-            probe = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", probe)
-            line = self.lines.get(probe)
-        return ScenarioError(message, path=self.path, line=line, key=key or None, remedy=remedy)
-
-    def expect(self, key: str, value: Any, kind: type | tuple[type, ...], what: str) -> Any:
-        # bool is an int in Python; a YAML `true` where a number belongs is a mistake.
-        if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
-            raise self.fail(key, f"expected {what}, got a boolean ({value!r})")
-        if not isinstance(value, kind):
-            raise self.fail(key, f"expected {what}, got {_type_name(value)} ({value!r})")
-        return value
-
-    def keys(self, key: str, mapping: Mapping, allowed: tuple[str, ...]) -> None:
-        for k in mapping:
-            if str(k) not in allowed:
-                hint = suggest(k, allowed)
-                raise self.fail(_join(key, k), f"unknown key {str(k)!r}",
-                                hint or f"Valid keys: {', '.join(allowed)}.")
+    def sizes(self, call: Callable[[], Any]) -> Any:
+        """Run a sizes.py parser, turning its SizeError into this file's ScenarioError."""
+        try:
+            return call()
+        except sizes.SizeError as exc:
+            raise self.fail(exc.key, exc.message, exc.remedy) from None
 
     def scenario(self) -> Scenario:
         data = self.data
@@ -234,16 +208,18 @@ class _Validator:
                             "Name a built-in (see `recompile-probe targets`), "
                             "package.module:fn or path/to/file.py:fn.")
         target = self.target(data["target"])
-        custom = self.custom_strategies(data.get("custom_strategies", {}))
-        known = [*strategies_mod.BUILTINS, *custom]
         builtin = BUILTIN_TARGETS.get(target)
-        fields: dict[str, Any] = dict(
+        fields: dict[str, Any] = self.inputs(data, builtin is not None)
+        symbols = fields["symbols"]
+        custom = strategies_mod.parse_custom(self, data.get("custom_strategies", {}), symbols)
+        known = [*strategies_mod.BUILTINS, *custom]
+        fields.update(
             name=self.name(data),
             path=self.path,
             target=target,
             description=self.expect("description", data.get("description", ""), str, "a string"),
             params=self.params(data.get("params", {}), builtin),
-            sequences=self.sequences(data.get("sequences")),
+            points=self.sequences(data.get("sequences"), symbols),
             compile=self.compile(data.get("compile", {})),
             strategies=self.strategy_list(data.get("strategies"), known, custom),
             custom_strategies=custom,
@@ -251,10 +227,10 @@ class _Validator:
             repeats=self.repeats(data.get("repeats", 50)),
             lines=dict(self.lines),
         )
-        fields["budgets"] = self.budgets(data.get("expect", {}), known, fields["sequences"])
+        fields["budgets"] = budgets_mod.parse(self, data.get("expect", {}), known,
+                                              fields["points"])
         fields.update(self.backend(data.get("backend", "eager")))
         fields.update(self.tolerance(data.get("tolerance")))
-        fields.update(self.inputs(data, builtin is not None))
         return Scenario(**fields)
 
     def name(self, data: Mapping) -> str:
@@ -306,7 +282,7 @@ class _Validator:
             out[key] = val
         return out
 
-    def sequences(self, value: Any) -> dict[str, tuple[int, ...]]:
+    def sequences(self, value: Any, symbols: tuple[str, ...]) -> dict[str, tuple[Point, ...]]:
         if value is None:
             raise self.fail("sequences" if "sequences" in self.data else "",
                             "missing required key 'sequences'",
@@ -315,24 +291,11 @@ class _Validator:
             value = {"sequence": value}
             self.lines.update({k.replace("sequences", "sequences.sequence", 1): v
                                for k, v in list(self.lines.items()) if k.startswith("sequences[")})
-        self.expect("sequences", value, dict, "a mapping of name -> list of batch sizes")
+        self.expect("sequences", value, dict, "a mapping of name -> list of sizes or points")
         if not value:
             raise self.fail("sequences", "expected at least one sequence")
-        out = {}
-        for name, sizes in value.items():
-            key = f"sequences.{name}"
-            out[str(name)] = self.batch_sizes(key, sizes)
-        return out
-
-    def batch_sizes(self, key: str, sizes: Any) -> tuple[int, ...]:
-        self.expect(key, sizes, list, "a list of batch sizes, e.g. [1, 2, 8]")
-        if not sizes:
-            raise self.fail(key, "expected a non-empty list of batch sizes")
-        for i, size in enumerate(sizes):
-            self.expect(f"{key}[{i}]", size, int, "a batch size (a non-negative integer)")
-            if size < 0:
-                raise self.fail(f"{key}[{i}]", f"batch sizes cannot be negative, got {size}")
-        return tuple(sizes)
+        return {str(name): self.sizes(lambda: sizes.parse_sequence(
+            f"sequences.{name}", points, symbols, suggest)) for name, points in value.items()}
 
     def backend(self, value: Any) -> dict[str, Any]:
         if isinstance(value, dict):
@@ -374,59 +337,6 @@ class _Validator:
             self.expect("compile.recompile_limit", value["recompile_limit"], int, "an integer")
         return dict(value)
 
-    def budgets(self, value: Any, known: list[str],
-                sequences: Mapping[str, Any]) -> tuple[budgets_mod.Budget, ...]:
-        """expect: {STRATEGY|"*": {BUDGET: limit, SEQUENCE|"*": {BUDGET: limit}}}"""
-        self.expect("expect", value, dict, 'a mapping of strategy (or "*") -> budgets')
-        out: list[budgets_mod.Budget] = []
-        for strategy, spec in value.items():
-            key = f"expect.{strategy}"
-            strategy = str(strategy)
-            if strategy != budgets_mod.ANY and strategy not in known:
-                raise self.fail(key, f"unknown strategy {strategy!r}", suggest(strategy, known) or
-                                'Budgets apply to a strategy name or "*" (all).')
-            self.expect(key, spec, dict, "a mapping of budgets, e.g. {max_recompiles: 0}")
-            for name, sub in spec.items():
-                name = str(name)
-                if name in budgets_mod.KEYS:
-                    out.append(self.budget(f"{key}.{name}", strategy, budgets_mod.ANY, name, sub))
-                elif name == budgets_mod.ANY or name in sequences:
-                    skey = f"{key}.{name}"
-                    self.expect(skey, sub, dict, "a mapping of budgets")
-                    for bname, limit in sub.items():
-                        bname = str(bname)
-                        if bname not in budgets_mod.KEYS:
-                            raise self.fail(f"{skey}.{bname}", f"unknown budget {bname!r}",
-                                            suggest(bname, budgets_mod.KEYS) or
-                                            f"Budgets: {', '.join(budgets_mod.KEYS)}.")
-                        out.append(self.budget(f"{skey}.{bname}", strategy, name, bname, limit))
-                else:
-                    choices = [*budgets_mod.KEYS, *sequences]
-                    raise self.fail(f"{key}.{name}", f"{name!r} is neither a budget nor a "
-                                    "sequence of this scenario", suggest(name, choices) or
-                                    f"Budgets: {', '.join(budgets_mod.KEYS)}; sequences: "
-                                    f"{', '.join(sequences)}.")
-        return tuple(out)
-
-    def budget(self, key: str, strategy: str, sequence: str, name: str,
-               limit: Any) -> budgets_mod.Budget:
-        if name in budgets_mod.MAX_KEYS:
-            self.expect(key, limit, int, "a non-negative integer")
-            if limit < 0:
-                raise self.fail(key, f"expected a non-negative integer, got {limit}")
-        elif name == "outputs_match":
-            self.expect(key, limit, bool, "true or false")
-        else:
-            from .model import STATUSES
-
-            self.expect(key, limit, str, f"one of {', '.join(STATUSES)}")
-            if limit not in STATUSES:
-                raise self.fail(key, f"unknown status {limit!r}", suggest(limit, STATUSES) or
-                                f"Statuses: {', '.join(STATUSES)}.")
-        line = self.lines.get(key)
-        source = f"{self.path or '<scenario>'}:{line}" if line else self.path
-        return budgets_mod.Budget(strategy, sequence, name, limit, source)
-
     def repeats(self, value: Any) -> int:
         self.expect("repeats", value, int, "an integer")
         if value < 0:
@@ -461,168 +371,63 @@ class _Validator:
 
         return choose_strategies(value, known, unknown)
 
-    def custom_strategies(self, value: Any) -> dict[str, Strategy]:
-        self.expect("custom_strategies", value, dict, "a mapping of name -> strategy fields")
-        out: dict[str, Strategy] = {}
-        for name, spec in value.items():
-            key = f"custom_strategies.{name}"
-            name = str(name)
-            if name in strategies_mod.BUILTINS:
-                raise self.fail(key, f"{name!r} is a built-in strategy",
-                                "Give your strategy its own name and `extends: " + name + "`.")
-            self.expect(key, spec, dict, "a mapping of strategy fields")
-            self.keys(key, spec, strategies_mod.CUSTOM_KEYS)
-            if "extends" in spec:
-                known = [*strategies_mod.BUILTINS, *out]
-                if spec["extends"] not in known:
-                    raise self.fail(f"{key}.extends", f"unknown strategy {spec['extends']!r}",
-                                    suggest(spec["extends"], known))
-            if "dynamic" in spec and spec["dynamic"] is not None:
-                self.expect(f"{key}.dynamic", spec["dynamic"], bool, "true, false or null")
-            if spec.get("mark") is not None and spec["mark"] not in MARK_KINDS:
-                raise self.fail(f"{key}.mark", f"unknown mark {spec['mark']!r}",
-                                suggest(spec["mark"], MARK_KINDS) or
-                                f"Marks: {', '.join(MARK_KINDS)}.")
-            for sub in ("mark_options", "config", "compile"):
-                if sub in spec:
-                    self.expect(f"{key}.{sub}", spec[sub], dict, "a mapping")
-            for dotted in spec.get("config", {}):
-                if not str(dotted).startswith("torch.") or "." not in str(dotted)[6:]:
-                    raise self.fail(f"{key}.config.{dotted}", "config keys are dotted torch "
-                                    "attributes, e.g. torch._dynamo.config.recompile_limit")
-            for sub in ("description", "stance"):
-                if spec.get(sub) is not None:
-                    self.expect(f"{key}.{sub}", spec[sub], str, "a string")
-            out[name] = strategies_mod.custom(name, spec, {**strategies_mod.BUILTINS, **out})
-        return out
-
     def inputs(self, data: Mapping, builtin: bool) -> dict[str, Any]:
-        has_inputs, has_factory = "inputs" in data, "factory" in data
+        """inputs / factory / driver, and the symbols and dims they define."""
+        given = [k for k in ("inputs", "factory", "driver") if k in data]
         if builtin:
-            for key in ("inputs", "factory", "batch_dims"):
+            for key in ("inputs", "factory", "driver", "dims", "batch_dims"):
                 if key in data:
                     raise self.fail(key, f"built-in targets make their own inputs; {key!r} is for "
                                     "user callables", "Use `params:` to size a built-in target.")
-            return {}
-        if has_inputs == has_factory:
-            raise self.fail("inputs" if has_inputs else "target",
-                            "a user callable needs exactly one of 'inputs' or 'factory'",
-                            "inputs: one tensor spec or value per positional argument; factory: "
-                            "file.py:make_inputs returning a tuple for one batch size.")
-        if has_factory:
-            factory = self.expect("factory", data["factory"], str, "file.py:fn or module:fn")
-            where, _, attr = factory.rpartition(":")
-            if not where or not attr.isidentifier():
-                raise self.fail("factory", f"{factory!r} is not of the form file.py:fn or module:fn")
-            if where.endswith(".py") and not (self.base / where).is_file() \
-                    and not Path(where).is_file():
-                raise self.fail("factory", f"factory file {where!r} does not exist",
-                                "Paths in a scenario are relative to the scenario file.")
-            if "batch_dims" not in data:
-                raise self.fail("factory", "a factory needs 'batch_dims' (argument index -> dims "
-                                "that follow the batch size)", "e.g. batch_dims: {0: [0], 1: [0]}")
-            return {"factory": factory, "batch_dims": self.batch_dims(data["batch_dims"])}
+            return {"symbols": (BATCH,)}
+        if len(given) != 1:
+            raise self.fail(given[1] if len(given) > 1 else "target",
+                            "a user callable needs exactly one of 'inputs' or 'factory' (or a "
+                            "'driver')",
+                            "inputs: one tensor spec or value per argument; factory: "
+                            "file.py:make_inputs returning the arguments for one point; driver: "
+                            "file.py:run calling the compiled target itself.")
+        if "batch_dims" in data and "dims" in data:
+            raise self.fail("batch_dims", "give either 'dims' or 'batch_dims' (= dims: {B: ...})")
+        if "inputs" in data:
+            for key in ("dims", "batch_dims"):
+                if key in data:
+                    raise self.fail(key, f"with `inputs`, dims come from the symbols in each "
+                                    "shape (B, S, ...)")
+            specs = parse_inputs(self, data["inputs"])
+            refs = spec_refs(specs)
+            symbols = tuple(dict.fromkeys(r.symbol for r in refs))
+            if not symbols:
+                raise self.fail("inputs", f"no tensor has a {BATCH!r} dim (or another size "
+                                "symbol) in its shape, so the sequences change nothing",
+                                f"Write a symbol in a shape, e.g. [{BATCH}, 4096] or [{BATCH}, S].")
+            return {"inputs": tuple(spec for _, spec in specs),
+                    "input_keys": tuple(key for key, _ in specs), "symbols": symbols,
+                    "dims": refs}
+        key = given[0]
+        where = self.expect(key, data[key], str, "file.py:fn or module:fn")
+        module, _, attr = where.rpartition(":")
+        if not module or not attr.isidentifier():
+            raise self.fail(key, f"{where!r} is not of the form file.py:fn or module:fn")
+        if module.endswith(".py") and not (self.base / module).is_file() \
+                and not Path(module).is_file():
+            raise self.fail(key, f"{key} file {module!r} does not exist",
+                            "Paths in a scenario are relative to the scenario file.")
         if "batch_dims" in data:
-            raise self.fail("batch_dims", "with `inputs`, batch dims come from the B in each shape")
-        specs = self.expect("inputs", data["inputs"], list, "a list with one entry per argument")
-        if not specs:
-            raise self.fail("inputs", "expected at least one argument")
-        parsed = tuple(self.input(f"inputs[{i}]", spec) for i, spec in enumerate(specs))
-        dims = {i: s.batch_dims for i, s in enumerate(parsed)
-                if isinstance(s, TensorSpec) and s.batch_dims}
-        if not dims:
-            raise self.fail("inputs", f"no tensor has a {BATCH_SYMBOL!r} dim, so batch sizes "
-                            "change nothing", f"Write {BATCH_SYMBOL} in a shape, e.g. [B, 4096].")
-        return {"inputs": parsed, "batch_dims": dims}
-
-    def batch_dims(self, value: Any) -> dict[int, tuple[int, ...]]:
-        self.expect("batch_dims", value, dict, "a mapping of argument index -> list of dims")
-        out = {}
-        for index, dims in value.items():
-            key = f"batch_dims.{index}"
-            self.expect(key, index, int, "an argument index (an integer)")
-            if index < 0:
-                raise self.fail(key, f"argument index cannot be negative, got {index}")
-            if isinstance(dims, int) and not isinstance(dims, bool):
-                dims = [dims]
-            self.expect(key, dims, list, "a list of dims")
-            for j, d in enumerate(dims):
-                self.expect(f"{key}[{j}]", d, int, "a dim index")
-            out[index] = tuple(dims)
-        # {} is valid: the batch need not be a tensor dim (e.g. a list of B per-request tensors,
-        # guarded as len(L['chunks']) == B). The run goes ahead; mark strategies mark nothing.
-        return out
-
-    def input(self, key: str, spec: Any) -> TensorSpec | Value:
-        if not isinstance(spec, dict):
-            return Value(spec)
-        if set(spec) == {"value"}:  # explicit plain value, e.g. a dict argument
-            return Value(spec["value"])
-        self.keys(key, spec, TENSOR_KEYS)
-        if "shape" not in spec:
-            raise self.fail(key, "a tensor spec needs 'shape', e.g. {shape: [B, 4096]}",
-                            "For a plain mapping argument write {value: {...}}.")
-        shape = self.expect(f"{key}.shape", spec["shape"], list, "a list of dims")
-        for j, dim in enumerate(shape):
-            dkey = f"{key}.shape[{j}]"
-            if isinstance(dim, str):
-                if dim != BATCH_SYMBOL:
-                    raise self.fail(dkey, f"unknown dim symbol {dim!r}",
-                                    f"Dims are integers or {BATCH_SYMBOL} (the batch size).")
-            else:
-                self.expect(dkey, dim, int, f"an integer or {BATCH_SYMBOL}")
-                if dim < 0:
-                    raise self.fail(dkey, f"dims cannot be negative, got {dim}")
-        fields: dict[str, Any] = {"shape": tuple(shape)}
-        if "dtype" in spec:
-            dtype = self.expect(f"{key}.dtype", spec["dtype"], str, "a dtype name")
-            dtype = dtype.removeprefix("torch.")
-            if dtype not in DTYPES:
-                raise self.fail(f"{key}.dtype", f"unknown dtype {spec['dtype']!r}",
-                                suggest(dtype, DTYPES) or f"dtypes: {', '.join(DTYPES)}.")
-            fields["dtype"] = dtype
-        if "device" in spec:
-            fields["device"] = self.expect(f"{key}.device", spec["device"], str, "a device name")
-        if "fill" in spec:
-            fields.update(self.fill(f"{key}.fill", spec["fill"]))
-        for k in ("low", "high"):
-            if k in spec:
-                fields[k] = self.expect(f"{key}.{k}", spec[k], int, "an integer")
-        if "value" in spec:
-            fields["value"] = self.expect(f"{key}.value", spec["value"], (int, float, bool),
-                                          "a number")
-        if "requires_grad" in spec:
-            fields["requires_grad"] = self.expect(f"{key}.requires_grad", spec["requires_grad"],
-                                                  bool, "true or false")
-        tensor = TensorSpec(**fields)
-        if tensor.fill == "randint" and tensor.low >= tensor.high:
-            raise self.fail(key, f"randint needs low < high, got low={tensor.low}, "
-                            f"high={tensor.high}")
-        return tensor
-
-    def fill(self, key: str, value: Any) -> dict[str, Any]:
-        self.expect(key, value, str, f"one of {', '.join(FILLS)}")
-        match = re.fullmatch(r"\s*(\w+)\s*(?:\(([^)]*)\))?\s*", value)
-        name = match.group(1) if match else value
-        if name not in FILLS:
-            raise self.fail(key, f"unknown fill {value!r}", suggest(name, FILLS) or
-                            f"Fills: {', '.join(FILLS)}.")
-        out: dict[str, Any] = {"fill": name}
-        args = match.group(2) if match else None
-        if args is not None:
-            try:
-                nums = [float(a) if "." in a else int(a) for a in args.split(",") if a.strip()]
-            except ValueError:
-                raise self.fail(key, f"cannot read the numbers in {value!r}") from None
-            if name == "randint" and len(nums) == 2 and all(isinstance(n, int) for n in nums):
-                out.update(low=nums[0], high=nums[1])
-            elif name == "full" and len(nums) == 1:
-                out["value"] = nums[0]
-            else:
-                raise self.fail(key, f"{name} takes no such arguments: {value!r}",
-                                "Write randint(low, high), full(value), or a bare fill name.")
-        return out
-
+            refs = self.sizes(lambda: sizes.parse_arg_dims("batch_dims", data["batch_dims"],
+                                                          BATCH))
+            symbols: tuple[str, ...] = (BATCH,)
+        elif "dims" in data:
+            refs = self.sizes(lambda: sizes.parse_dims("dims", data["dims"], (), suggest))
+            symbols = tuple(dict.fromkeys(str(s) for s in data["dims"]))
+            if not symbols:
+                raise self.fail("dims", "expected at least one size symbol")
+        else:
+            raise self.fail(key, f"a {key} needs 'batch_dims' (argument index -> dims that follow "
+                            "the batch size) or 'dims' (symbol -> argument -> dims)",
+                            "e.g. dims: {B: {0: [0], 1: [0]}, S: {0: [1]}} or "
+                            "batch_dims: {0: [0], 1: [0]}")
+        return {key: where, "symbols": symbols, "dims": refs}
 
 def choose_strategies(names: list[str], known: list[str],
                       unknown: Callable[[int, str], Exception]) -> tuple[str, ...]:
@@ -642,7 +447,7 @@ def with_overrides(
     scenario: Scenario,
     *,
     strategies: list[str] | None = None,
-    sequence: list[int] | None = None,
+    sequence: list[int] | str | None = None,
     backend: str | None = None,
 ) -> Scenario:
     """Apply command-line overrides, validated like the file itself."""
@@ -660,10 +465,7 @@ def with_overrides(
             raise ScenarioError("no strategy given", key="--strategies", path=scenario.path)
         changes["strategies"] = chosen
     if sequence is not None:
-        if not sequence or any(b < 0 for b in sequence):
-            raise ScenarioError("expected a comma-separated list of non-negative batch sizes",
-                                key="--sequence", path=scenario.path)
-        changes["sequences"] = {"cli": tuple(sequence)}
+        changes["points"] = {"cli": _cli_points(scenario, sequence)}
     if backend is not None:
         if backend not in BACKENDS:
             raise ScenarioError(f"unknown backend {backend!r}", key="--backend", path=scenario.path,
@@ -672,3 +474,26 @@ def with_overrides(
         if backend != "inductor":
             changes.update(backend_mode=None, backend_options=None)
     return replace(scenario, **changes) if changes else scenario
+
+
+def _cli_points(scenario: Scenario, sequence: list[int] | str) -> tuple[Point, ...]:
+    """--sequence 1,2,8 (batch sizes) or --sequence "B=1,S=7; B=2,S=33" (points)."""
+    value: Any = sequence
+    if isinstance(sequence, list) and (not sequence or any(
+            isinstance(b, int) and b < 0 for b in sequence)):
+        raise ScenarioError("expected a comma-separated list of non-negative batch sizes",
+                            key="--sequence", path=scenario.path)
+    if isinstance(sequence, str):
+        try:
+            value = [{k.strip(): int(v) for k, v in (kv.split("=", 1) for kv in part.split(","))}
+                     for part in sequence.split(";") if part.strip()]
+        except ValueError:
+            raise ScenarioError(f"cannot read the points in {sequence!r}", key="--sequence",
+                                path=scenario.path,
+                                remedy='Write SYMBOL=size pairs, points separated by ";", '
+                                       'e.g. --sequence "B=1,S=7; B=2,S=33".') from None
+    try:
+        return sizes.parse_sequence("--sequence", value, scenario.symbols, suggest)
+    except sizes.SizeError as exc:
+        raise ScenarioError(exc.message, key="--sequence", path=scenario.path,
+                            remedy=exc.remedy) from None

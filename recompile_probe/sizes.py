@@ -311,3 +311,61 @@ def dynamo_source(path: Path, arg_names: Sequence[str | None], var_keyword: str 
             return None  # a pattern, not one value
         out += f".{value}" if kind == "attr" else f"[{value!r}]"
     return out
+
+
+@dataclass(frozen=True)
+class DimRef:
+    """Dims of one argument (or a path into one) that follow a size symbol."""
+
+    symbol: str
+    path: Path
+    dims: tuple[int, ...]
+
+
+def parse_dims(key: str, value: Any, symbols: Sequence[str],
+               suggest: Callable[[str, Sequence[str]], str | None]) -> tuple[DimRef, ...]:
+    """``dims: {B: {0: [0], input_ids: [0]}, S: {"past_key_values.key_cache[*]": [2]}}``."""
+    if not isinstance(value, dict):
+        raise SizeError(key, f"expected a mapping of symbol -> {{argument: dims}}, got "
+                        f"{_type(value)}", "e.g. dims: {B: {0: [0], 1: [0]}, S: {0: [1]}}")
+    out = []
+    for symbol, refs in value.items():
+        skey = f"{key}.{symbol}"
+        if not is_symbol(str(symbol)):
+            raise SizeError(skey, f"{symbol!r} is not a size symbol",
+                            "Symbols are capital letters and digits, e.g. B, S, H2.")
+        if symbols and str(symbol) not in symbols:
+            raise SizeError(skey, f"unknown size symbol {str(symbol)!r}",
+                            suggest(str(symbol), symbols) or
+                            f"This scenario's symbols: {', '.join(symbols)}.")
+        out.extend(parse_arg_dims(skey, refs, str(symbol)))
+    return tuple(out)
+
+
+def parse_arg_dims(key: str, value: Any, symbol: str) -> list[DimRef]:
+    """``{0: [0], input_ids: 1, "cache.k[*]": [2]}`` -> one DimRef per argument path."""
+    if not isinstance(value, dict):
+        raise SizeError(key, f"expected a mapping of argument (index, keyword or path) -> dims, "
+                        f"got {_type(value)}", "e.g. {0: [0], input_ids: [0]}")
+    out = []
+    for arg, dims in value.items():
+        akey = f"{key}.{arg}"
+        path = parse_path(akey, arg)
+        if isinstance(dims, int) and not isinstance(dims, bool):
+            dims = [dims]
+        if not isinstance(dims, list) or not dims:
+            raise SizeError(akey, f"expected a list of dims, got {_type(dims)} ({dims!r})")
+        for j, d in enumerate(dims):
+            if isinstance(d, bool) or not isinstance(d, int):
+                raise SizeError(f"{akey}[{j}]", f"expected a dim index, got {_type(d)} ({d!r})")
+        out.append(DimRef(symbol, path, tuple(dims)))
+    return out
+
+
+def varying(points: Sequence[Point]) -> tuple[str, ...]:
+    """Symbols whose size changes within the points, in symbol order; all of them if none does
+    (a one-point sequence still marks what it would mark)."""
+    if not points:
+        return ()
+    moving = tuple(s for s in points[0].symbols if len({p.get(s) for p in points}) > 1)
+    return moving or points[0].symbols

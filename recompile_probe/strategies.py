@@ -13,7 +13,7 @@ import importlib
 import inspect
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 #: mark kind -> (module, function). mark_unbacked is not re-exported from torch._dynamo.
 MARKS: Mapping[str, tuple[str, str]] = MappingProxyType({
@@ -35,9 +35,11 @@ class Strategy:
     description: str
     #: torch.compile(dynamic=...): None (automatic), True or False.
     dynamic: bool | None = None
-    #: Mark applied to each batch dim of each tensor input before every call (see ``MARKS``).
-    mark: str | None = None
-    #: Keyword options for the mark function, e.g. hint_override, min, max, strict.
+    #: Mark applied before every call (see ``MARKS``): one kind for every size symbol that varies
+    #: in the sequence, or ``{symbol: kind}`` per symbol (a symbol left out stays unmarked).
+    mark: str | Mapping[str, str] | None = None
+    #: Keyword options for the mark function (hint_override, min, max, strict, ...), or
+    #: ``{symbol: {option: value}}`` per symbol.
     mark_options: Mapping[str, Any] = field(default_factory=dict)
     #: Dotted config attribute -> value, patched for the run and restored after it.
     config: Mapping[str, Any] = field(default_factory=dict)
@@ -54,9 +56,13 @@ class Strategy:
         if self.as_is:
             return "the target's own torch.compile decoration"
         parts.append(f"dynamic={self.dynamic}")
-        if self.mark:
+        if isinstance(self.mark, str):
             opts = "".join(f", {k}={v!r}" for k, v in self.mark_options.items())
             parts.append(f"{MARKS[self.mark][1]}(t, dim{opts})")
+        elif self.mark:
+            for symbol, (kind, options) in self.plan(list(self.mark)).items():
+                opts = "".join(f", {k}={v!r}" for k, v in options.items())
+                parts.append(f"{symbol}: {MARKS[kind][1]}(t, dim{opts})")
         for key, value in self.config.items():
             parts.append(f"{key.rsplit('.', 1)[-1]}={value!r}")
         if self.stance:
@@ -64,6 +70,32 @@ class Strategy:
         for key, value in self.compile.items():
             parts.append(f"{key}={value!r}")
         return ", ".join(parts)
+
+    def plan(self, acting: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+        """symbol -> (mark kind, mark options) for what this strategy marks; ``acting`` are the
+        symbols a one-kind mark applies to (those that vary in the sequence)."""
+        if self.mark is None:
+            return {}
+        kinds = {s: self.mark for s in acting} if isinstance(self.mark, str) else \
+            {s: k for s, k in self.mark.items() if k is not None}
+        per_symbol = options_per_symbol(self.mark_options)
+        return {s: (k, dict(self.mark_options.get(s, {})) if per_symbol
+                    else dict(self.mark_options)) for s, k in kinds.items()}
+
+    @property
+    def mark_kinds(self) -> tuple[str, ...]:
+        if self.mark is None:
+            return ()
+        kinds = [self.mark] if isinstance(self.mark, str) else list(self.mark.values())
+        return tuple(dict.fromkeys(k for k in kinds if k is not None))
+
+
+def options_per_symbol(options: Mapping[str, Any]) -> bool:
+    """``{B: {hint_override: 8}}`` rather than ``{hint_override: 8}``."""
+    from .sizes import is_symbol
+
+    return bool(options) and all(is_symbol(k) and isinstance(v, Mapping)
+                                 for k, v in options.items())
 
 
 BUILTINS: Mapping[str, Strategy] = MappingProxyType({s.name: s for s in (
@@ -103,12 +135,68 @@ def custom(name: str, spec: Mapping[str, Any], known: Mapping[str, Strategy]) ->
     for key in CUSTOM_KEYS[1:]:
         if key in spec:
             value = spec[key]
-            if key in ("mark_options", "config", "compile"):
+            if key in ("config", "compile") or (key == "mark_options" and options_per_symbol(
+                    base.mark_options) == options_per_symbol(value)):
                 value = {**getattr(base, key), **value}
             changes[key] = value
     if "description" not in spec:
         changes["description"] = f"custom: {replace(base, **changes).summary()}"
     return replace(base, **changes)
+
+
+def parse_custom(ctx: Any, value: Any, symbols: Sequence[str]) -> dict[str, Strategy]:
+    """A scenario's ``custom_strategies:`` (``ctx`` is a spec.Context), validated field by field."""
+    from .spec import suggest
+
+    ctx.expect("custom_strategies", value, dict, "a mapping of name -> strategy fields")
+    out: dict[str, Strategy] = {}
+    kinds = tuple(MARKS)
+    for name, spec in value.items():
+        key = f"custom_strategies.{name}"
+        name = str(name)
+        if name in BUILTINS:
+            raise ctx.fail(key, f"{name!r} is a built-in strategy",
+                           "Give your strategy its own name and `extends: " + name + "`.")
+        ctx.expect(key, spec, dict, "a mapping of strategy fields")
+        ctx.keys(key, spec, CUSTOM_KEYS)
+        if "extends" in spec:
+            known = [*BUILTINS, *out]
+            if spec["extends"] not in known:
+                raise ctx.fail(f"{key}.extends", f"unknown strategy {spec['extends']!r}",
+                               suggest(spec["extends"], known))
+        if "dynamic" in spec and spec["dynamic"] is not None:
+            ctx.expect(f"{key}.dynamic", spec["dynamic"], bool, "true, false or null")
+        mark = spec.get("mark")
+        per_symbol = mark.items() if isinstance(mark, dict) else \
+            [] if mark is None else [(None, mark)]
+        if isinstance(mark, dict) and not mark:
+            raise ctx.fail(f"{key}.mark", "expected a mark kind or {SYMBOL: kind, ...}")
+        for symbol, kind in per_symbol:
+            mkey = f"{key}.mark" if symbol is None else f"{key}.mark.{symbol}"
+            if symbol is not None and str(symbol) not in symbols:
+                raise ctx.fail(mkey, f"unknown size symbol {str(symbol)!r}",
+                               suggest(symbol, symbols) or
+                               f"This scenario's symbols: {', '.join(symbols)}.")
+            if kind not in kinds and not (symbol is not None and kind is None):
+                raise ctx.fail(mkey, f"unknown mark {kind!r}",
+                               suggest(kind, kinds) or f"Marks: {', '.join(kinds)}.")
+        for sub in ("mark_options", "config", "compile"):
+            if sub in spec:
+                ctx.expect(f"{key}.{sub}", spec[sub], dict, "a mapping")
+        if options_per_symbol(spec.get("mark_options", {})):
+            for symbol in spec["mark_options"]:
+                if symbol not in symbols:
+                    raise ctx.fail(f"{key}.mark_options.{symbol}",
+                                   f"unknown size symbol {symbol!r}", suggest(symbol, symbols))
+        for dotted in spec.get("config", {}):
+            if not str(dotted).startswith("torch.") or "." not in str(dotted)[6:]:
+                raise ctx.fail(f"{key}.config.{dotted}", "config keys are dotted torch "
+                               "attributes, e.g. torch._dynamo.config.recompile_limit")
+        for sub in ("description", "stance"):
+            if spec.get(sub) is not None:
+                ctx.expect(f"{key}.{sub}", spec[sub], str, "a string")
+        out[name] = custom(name, spec, {**BUILTINS, **out})
+    return out
 
 
 # --- torch side (lazy imports) --------------------------------------------------------------------
@@ -123,14 +211,14 @@ def missing_features(strategy: Strategy, *, target_is_compiled: bool = False) ->
     if strategy.as_is:
         return None if target_is_compiled else (
             "the target is not torch.compile'd, so there is no decoration to run as is")
-    if strategy.mark:
-        module_name, fn_name = MARKS[strategy.mark]
+    for kind, options in _kinds_and_options(strategy):
+        module_name, fn_name = MARKS[kind]
         try:
             fn = getattr(importlib.import_module(module_name), fn_name)
         except (ImportError, AttributeError):
             return f"{module_name}.{fn_name} does not exist in this torch"
         params = inspect.signature(fn).parameters
-        unknown = [k for k in strategy.mark_options if k not in params]
+        unknown = [k for k in options if k not in params]
         if unknown:
             return f"{fn_name}() in this torch has no option {', '.join(unknown)}"
     for dotted in strategy.config:
@@ -148,15 +236,17 @@ def missing_features(strategy: Strategy, *, target_is_compiled: bool = False) ->
     return None
 
 
-def batch_sources(arg_names: list[str | None], batch_dims: Mapping[int, tuple[int, ...]]) -> str:
-    """Dynamo source names of the batch dims, e.g. "L['x']:0,L['values']:0"."""
-    entries = []
-    for index, dims in sorted(batch_dims.items()):
-        name = arg_names[index] if index < len(arg_names) else None
-        if name is None:
-            continue
-        entries.extend(f"{name}:{d}" for d in dims)
-    return ",".join(entries)
+def _kinds_and_options(strategy: Strategy) -> list[tuple[str, Mapping[str, Any]]]:
+    if strategy.mark is None:
+        return []
+    symbols = list(strategy.mark) if isinstance(strategy.mark, Mapping) else \
+        list(strategy.mark_options) if options_per_symbol(strategy.mark_options) else ["*"]
+    return list(strategy.plan(symbols).values())
+
+
+def dim_sources(sources: list[tuple[str, int]]) -> str:
+    """Dynamo source names of dims as config wants them, e.g. "L['x']:0,L['values']:0"."""
+    return ",".join(f"{name}:{d}" for name, d in dict.fromkeys(sources))
 
 
 @contextlib.contextmanager
@@ -215,7 +305,7 @@ def _tensors_under(t: Any) -> list[Any]:
 
 
 class Marker:
-    """Marks the batch dims of the tensor arguments, and undoes every mark afterwards.
+    """Marks the dims that follow the strategy's symbols, and undoes every mark afterwards.
 
     Marks are attributes on the tensor objects, so a factory that hands out the same tensors again
     (memoized, module-level) would carry them into the next strategy. Before a tensor's first mark
@@ -223,22 +313,38 @@ class Marker:
     ``restore`` puts them back, whatever the run did.
     """
 
-    def __init__(self, mark_fn: Callable[..., None], options: Mapping[str, Any]) -> None:
-        self._mark_fn, self._options = mark_fn, dict(options)
+    def __init__(self, plan: Mapping[str, tuple[str, Mapping[str, Any]]]) -> None:
+        #: symbol -> (mark function, options)
+        self._plan = {symbol: (getattr(importlib.import_module(MARKS[kind][0]), MARKS[kind][1]),
+                               dict(options)) for symbol, (kind, options) in plan.items()}
         #: id -> (weak reference, marking attributes before the run's first mark)
         self._saved: dict[int, tuple[Any, dict[str, Any]]] = {}
-        #: (argument index, dim) pairs marked at least once
-        self.marked: set[tuple[int, int]] = set()
+        #: (argument index or path, dim) pairs marked at least once
+        self.marked: set[tuple[int | str, int]] = set()
 
-    def __call__(self, args: tuple, batch_dims: Mapping[int, tuple[int, ...]]) -> None:
+    def __call__(self, args: tuple, kwargs: Mapping[Any, Any], refs: Sequence[Any] | None = None,
+                 param_names: Sequence[str | None] = ()) -> None:
+        """Mark ``refs`` (sizes.DimRef) in these inputs. ``marker(args, {index: dims})`` is the
+        batch-only form: positional arguments whose dims follow B."""
         import torch
 
-        for index, dims in batch_dims.items():
-            if index < len(args) and isinstance(args[index], torch.Tensor):
-                self._snapshot(args[index])
-                for dim in dims:
-                    self.marked.add((index, dim))  # before: a mark that raises still counts
-                    self._mark_fn(args[index], dim, **self._options)
+        from .sizes import BATCH, DimRef, Path, resolve
+
+        if refs is None:
+            refs = [DimRef(BATCH, Path(i), tuple(dims)) for i, dims in kwargs.items()]
+            kwargs = {}
+        for ref in refs:
+            if ref.symbol not in self._plan:
+                continue
+            mark_fn, options = self._plan[ref.symbol]
+            for path, value in resolve(ref.path, args, kwargs, param_names):
+                if not isinstance(value, torch.Tensor):
+                    continue
+                self._snapshot(value)
+                where = path.head if isinstance(path.head, int) and not path.steps else str(path)
+                for dim in ref.dims:
+                    self.marked.add((where, dim))  # before: a mark that raises still counts
+                    mark_fn(value, dim, **options)
 
     def _snapshot(self, t: Any) -> None:
         import copy
@@ -264,12 +370,10 @@ class Marker:
         self._saved.clear()
 
 
-def marker(strategy: Strategy) -> Marker | None:
-    """A ``Marker`` for the strategy's mark, or None for a strategy that marks nothing."""
-    if strategy.mark is None:
-        return None
-    module_name, fn_name = MARKS[strategy.mark]
-    return Marker(getattr(importlib.import_module(module_name), fn_name), strategy.mark_options)
+def marker(strategy: Strategy, acting: Sequence[str] = ("B",)) -> Marker | None:
+    """A ``Marker`` for the strategy's marks on the ``acting`` symbols, or None for none."""
+    plan = strategy.plan(acting)
+    return Marker(plan) if plan else None
 
 
 def compile_kwargs(strategy: Strategy, scenario_compile: Mapping[str, Any]) -> tuple[dict, dict]:

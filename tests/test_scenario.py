@@ -74,8 +74,9 @@ MALFORMED = [
                  ["not allowed", "safe_load"], id="python-tag"),
     pytest.param("target: logprobs.count_greater_than\ntarget: logprobs.gather_logprobs\n"
                  "sequences: {a: [1]}\n", 2, ["duplicate key 'target'"], id="duplicate-key"),
-    pytest.param(GOOD_USER.replace("[B, 8]", "[N, 8]"), 3,
-                 ["unknown dim symbol 'N'"], id="bad-shape-symbol"),
+    # Capital identifiers are size symbols (N is one); anything else in a shape is refused.
+    pytest.param(GOOD_USER.replace("[B, 8]", "[n, 8]"), 3,
+                 ["'n' is not a size symbol"], id="bad-shape-symbol"),
     pytest.param(GOOD_USER.replace("[B, 8]", "[B, -8]"), 3, ["cannot be negative"],
                  id="negative-dim"),
     pytest.param(GOOD_USER.replace("{shape: [B, 8]}", "{shape: [B, 8], dtype: flaot32}"), 3,

@@ -16,10 +16,13 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from ..errors import TargetError
+from ..inputs import Inputs
 from ..scenario import Scenario, suggest
+from ..sizes import BATCH, DimRef, Point, dynamo_source
+from ..sizes import resolve as resolve_path
 from . import registry
 
 _FILE_MODULES: dict[Path, ModuleType] = {}
@@ -30,15 +33,63 @@ class LoadedTarget:
     name: str
     fn: Callable  #: the plain callable each strategy compiles
     compiled: Callable | None  #: the user's own torch.compile'd object, for `as_is`
-    make_args: Callable[[int], tuple]
-    batch_dims: Mapping[int, tuple[int, ...]]
-    #: Dynamo source name of each positional argument (e.g. "L['x']"), None where unknown
-    arg_names: list[str | None] = field(default_factory=list)
+    #: the inputs at one point; None for a driver scenario (the driver makes them)
+    make_inputs: Callable[[Point], Inputs] | None
+    dims: tuple[DimRef, ...]
+    #: plain names of the positional parameters, and of the **kwargs parameter if any
+    param_names: list[str | None] = field(default_factory=list)
+    var_keyword: str | None = None
+    #: driver(fn, **sizes) -> result, when the scenario drives a program
+    driver: Callable[..., Any] | None = None
 
-    def batch_sources(self) -> list[tuple[str, int]]:
-        """(Dynamo source, dim) of every batch dim, e.g. [("L['x']", 0), ("L['values']", 0)]."""
-        return [(name, d) for i, dims in sorted(self.batch_dims.items())
-                if i < len(self.arg_names) and (name := self.arg_names[i]) for d in dims]
+    def make_args(self, batch_size: int) -> tuple:
+        """The positional arguments at batch size ``batch_size`` (a batch-only scenario)."""
+        assert self.make_inputs is not None
+        return self.make_inputs(Point.batch(batch_size))[0]
+
+    @property
+    def batch_dims(self) -> dict[int, tuple[int, ...]]:
+        return {r.path.head: r.dims for r in self.dims
+                if r.symbol == BATCH and isinstance(r.path.head, int) and not r.path.steps}
+
+    def sources(self, symbols: Any = None, inputs: Inputs | None = None
+                ) -> list[tuple[str, int]]:
+        """(Dynamo source, dim) of the dims that follow ``symbols`` (all: None), e.g.
+        [("L['x']", 0), ("L['values']", 0)]. Paths with ``[*]`` need ``inputs`` to expand."""
+        out = []
+        for ref in self.dims:
+            if symbols is not None and ref.symbol not in symbols:
+                continue
+            paths = [ref.path] if inputs is None else \
+                [p for p, _ in resolve_path(ref.path, inputs[0], inputs[1], self.param_names)]
+            for path in paths:
+                source = dynamo_source(path, self.param_names, self.var_keyword)
+                if source is not None:
+                    out.extend((source, d) for d in ref.dims)
+        return out
+
+    def dim_sources(self) -> list[tuple[str, int, str]]:
+        """(Dynamo source, dim, symbol) of every dim a symbol moves (``[*]`` paths left out)."""
+        out = []
+        for ref in self.dims:
+            source = dynamo_source(ref.path, self.param_names, self.var_keyword)
+            if source is not None:
+                out.extend((source, d, ref.symbol) for d in ref.dims)
+        return out
+
+    def symbol_of(self, source: str | None, dim: int | None, inputs: Inputs | None = None
+                  ) -> str | None:
+        """The symbol whose dim a guard names (L['x'], 0) -> "B"; None if none or ambiguous."""
+        if source is None or dim is None:
+            return None
+        found = set()
+        for ref in self.dims:
+            paths = [ref.path] if inputs is None else \
+                [p for p, _ in resolve_path(ref.path, inputs[0], inputs[1], self.param_names)]
+            if dim in ref.dims and any(dynamo_source(p, self.param_names, self.var_keyword)
+                                       == source for p in paths):
+                found.add(ref.symbol)
+        return found.pop() if len(found) == 1 else None
 
 
 def load(scenario: Scenario) -> LoadedTarget:
@@ -49,26 +100,33 @@ def load(scenario: Scenario) -> LoadedTarget:
         from . import logprobs
 
         fn, specs = getattr(logprobs, builtin.maker)(scenario.params)
-        dims = {i: s.batch_dims for i, s in enumerate(specs) if s.batch_dims}
-        return LoadedTarget(scenario.target, fn, None, inputs.spec_factory(specs, scenario.seed),
-                            dims, source_names(fn, len(specs)))
+        indexed = tuple(enumerate(specs))
+        names, var_kw = parameters(fn)
+        return LoadedTarget(scenario.target, fn, None,
+                            inputs.spec_factory(indexed, scenario.seed),
+                            inputs.spec_refs(indexed), names, var_kw)
     obj = resolve(scenario, scenario.target, "target")
     fn, compiled = unwrap(obj)
     if not callable(fn):
         raise scenario.error("target", f"{scenario.target!r} is not callable "
                              f"(it is {type(fn).__name__})")
+    names, var_kw = parameters(fn)
+    if scenario.driver:
+        driver = resolve(scenario, scenario.driver, "driver")
+        if not callable(driver):
+            raise scenario.error("driver", f"{scenario.driver!r} is not callable")
+        return LoadedTarget(scenario.target, fn, compiled, None, scenario.dims, names, var_kw,
+                            driver)
     if scenario.factory:
         factory = resolve(scenario, scenario.factory, "factory")
         if not callable(factory):
             raise scenario.error("factory", f"{scenario.factory!r} is not callable")
-        make_args = inputs.user_factory(factory, scenario.seed, scenario.batch_dims)
-        nargs = max(scenario.batch_dims, default=-1) + 1  # batch_dims may be {}
+        make = inputs.user_factory(factory, scenario.seed, scenario.symbols, scenario.dims, names)
     else:
         assert scenario.inputs is not None
-        make_args = inputs.spec_factory(scenario.inputs, scenario.seed)
-        nargs = len(scenario.inputs)
-    return LoadedTarget(scenario.target, fn, compiled, make_args, scenario.batch_dims,
-                        source_names(fn, nargs))
+        keys = scenario.input_keys or tuple(range(len(scenario.inputs)))
+        make = inputs.spec_factory(tuple(zip(keys, scenario.inputs)), scenario.seed)
+    return LoadedTarget(scenario.target, fn, compiled, make, scenario.dims, names, var_kw)
 
 
 def resolve(scenario: Scenario, spec: str, key: str) -> Any:
@@ -146,21 +204,16 @@ def unwrap(obj: Any) -> tuple[Any, Any | None]:
     return obj, None
 
 
-def source_names(fn: Callable, nargs: int) -> list[str | None]:
-    """How Dynamo names each positional argument in guards: L['x'], or L['args'][i] for *args."""
+def parameters(fn: Callable) -> tuple[list[str | None], str | None]:
+    """Names Dynamo gives the arguments in guards: the positional parameters (L['x']) and the
+    **kwargs parameter (L['kwargs']['input_ids']). A module's forward is what Dynamo traces."""
     try:
         target = fn.forward if hasattr(fn, "forward") and not inspect.isfunction(fn) else fn
         params = list(inspect.signature(target).parameters.values())
     except (TypeError, ValueError):
-        return [None] * nargs
-    names: list[str | None] = []
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    varargs = next((p for p in params if p.kind == p.VAR_POSITIONAL), None)
-    for i in range(nargs):
-        if i < len(positional):
-            names.append(f"L['{positional[i].name}']")
-        elif varargs is not None:
-            names.append(f"L['{varargs.name}'][{i - len(positional)}]")
-        else:
-            names.append(None)
-    return names
+        return [], None
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                       p.POSITIONAL_OR_KEYWORD)]
+    keywords = [p.name for p in params if p.kind == p.KEYWORD_ONLY]
+    var_kw = next((p.name for p in params if p.kind == p.VAR_KEYWORD), None)
+    return [*positional, *keywords], var_kw
