@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH_VERSION ?= $(shell $(PY) -c "import torch; print(torch.__version__.split('+')[0])" 2>/dev/null || echo 2.13.0)
 PYTEST_ARGS ?=
 
-.PHONY: install run test bench clean
+.PHONY: install run test bench compat clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m venv $(VENV)
@@ -28,6 +28,11 @@ test: install
 bench: install
 	$(BIN)/python benchmarks/cli_overhead.py
 	$(BIN)/python benchmarks/watch_overhead.py
+	$(BIN)/python benchmarks/watch_startup.py
+
+# Not part of CI: builds a multi-GB virtual environment per torch release (see .ci/compat.py).
+compat:
+	$(PY) .ci/compat.py $(RELEASES)
 
 clean:
 	rm -rf $(VENV) .pytest_cache *.egg-info

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""The compatibility matrix: the test suite on each torch release, one line per release.
+
+For each release: a throw-away virtual environment (one at a time, deleted afterwards: each is
+5-7 GB, the wheels being CUDA builds that run on the CPU here), torch pinned to that release with
+an empty pip constraints file (so a machine-wide cap does not refuse it), the project installed
+on top with torch held where it is, then `pytest -m "not inductor"`. Never part of `.ci/run`.
+
+    python3 .ci/compat.py                       # the default list
+    python3 .ci/compat.py 2.9.1 2.15.0 --keep   # some releases; keep the venvs in /tmp
+
+Writes a line per release to stdout as it finishes, and the whole table to --output (default
+compat-results.txt in the current folder, not committed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RELEASES = ["2.9.1", "2.11.0", "2.13.0", "2.14.1", "2.15.0"]
+_SUMMARY = re.compile(r"=+ (?P<body>.*?) in [\d.]+s")
+
+
+def run(cmd: list[str], log: Path, **kwargs) -> int:
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(f"$ {' '.join(cmd)}\n")
+        out.flush()
+        return subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, **kwargs).returncode
+
+
+def check(release: str, keep: bool, pytest_args: list[str], logs: Path) -> str:
+    started = time.monotonic()
+    folder = Path(tempfile.mkdtemp(prefix=f"rp-compat-{release}-"))
+    log = logs / f"torch-{release}.log"
+    log.write_text("")
+    venv = folder / "venv"
+    py = venv / "bin" / "python"
+    none = folder / "none.txt"
+    none.write_text("\n")
+    pinned = folder / "pinned.txt"
+    pinned.write_text(f"torch=={release}\n")
+    env = {**__import__("os").environ, "PIP_CONSTRAINT": str(none)}
+    try:
+        if run([sys.executable, "-m", "venv", str(venv)], log) != 0:
+            return f"{release:8}  venv failed (see {log})"
+        if run([str(py), "-m", "pip", "install", "-q", f"torch=={release}", "numpy"], log,
+               env=env) != 0:
+            return f"{release:8}  torch {release} did not install (see {log})"
+        if run([str(py), "-m", "pip", "install", "-q", "-c", str(pinned), "-e",
+                f"{ROOT}[dev]"], log, env=env) != 0:
+            return f"{release:8}  the project did not install (see {log})"
+        code = run([str(py), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m",
+                    "not inductor", *pytest_args], log, cwd=ROOT)
+        text = log.read_text(encoding="utf-8", errors="replace")
+        found = _SUMMARY.findall(text)
+        summary = found[-1] if found else f"pytest exit {code}"
+        failed = sorted(set(re.findall(r"^FAILED (\S+)", text, re.MULTILINE)))
+        minutes = (time.monotonic() - started) / 60
+        line = f"{release:8}  {'pass' if code == 0 else 'FAIL'}  {summary}  ({minutes:.0f} min)"
+        return line + "".join(f"\n          {t}" for t in failed)
+    finally:
+        if keep:
+            print(f"  kept {venv}", file=sys.stderr)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("releases", nargs="*", default=RELEASES)
+    parser.add_argument("--keep", action="store_true", help="keep each virtual environment")
+    parser.add_argument("--output", default="compat-results.txt")
+    parser.add_argument("--logs", default="compat-logs", help="folder for each release's log")
+    parser.add_argument("pytest_args", nargs=argparse.REMAINDER,
+                        help="after --: extra pytest arguments")
+    args = parser.parse_args()
+    logs = Path(args.logs)
+    logs.mkdir(parents=True, exist_ok=True)
+    lines = [f"# torch compatibility matrix, {datetime.date.today()}, python "
+             f"{sys.version.split()[0]}, pytest -m 'not inductor'"]
+    print(lines[0], flush=True)
+    failed = False
+    for release in args.releases:
+        line = check(release, args.keep, [a for a in args.pytest_args if a != "--"], logs)
+        failed = failed or " pass " not in line
+        print(line, flush=True)
+        lines.append(line)
+        Path(args.output).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
