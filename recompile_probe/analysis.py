@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from .model import CompileEvent, FunctionSummary, ReasonCount, Run
+from .sizes import BATCH, Point, format_point, format_sequence
 
 
 @dataclass(frozen=True)
@@ -119,14 +120,85 @@ def transitions(run: Run) -> list[Transition]:
     return out
 
 
+# --- how a run's points read (every view spells them through these and sizes.py) -------------
+
+def run_points(run: Run) -> list[Point]:
+    """The sequence's points; a report written before size symbols has batch sizes only."""
+    if run.points:
+        return [Point.of(p) for p in run.points]
+    return [Point.batch(b) for b in run.sequence]
+
+
+def points_of(runs: list[Run]) -> list[Point]:
+    """The points of a sequence shared by these runs: from a run that recorded them (a run lost
+    in a crashed worker may carry only the batch sizes)."""
+    with_points = next((r for r in runs if r.points), runs[0] if runs else None)
+    return run_points(with_points) if with_points is not None else []
+
+
+def batch_only(points: list[Point]) -> bool:
+    """Only B moves: every view then reads exactly as it did before size symbols."""
+    return all(p.symbols == (BATCH,) for p in points)
+
+
+def call_point(run: Run, index: int) -> Point | None:
+    if not 0 <= index < len(run.calls):
+        return None
+    call = run.calls[index]
+    return Point.of(call.sizes) if call.sizes else Point.batch(call.batch_size)
+
+
+def stepped(run: Run) -> bool:
+    """A driver called the target more than once in some point."""
+    return any(c.step for c in run.calls)
+
+
+def named(point: Point) -> str:
+    """A point with its symbols always named: "B 2", "B 2, S 7"."""
+    return f"{BATCH} {point.get(BATCH)}" if point.symbols == (BATCH,) else format_point(point)
+
+
+def at_call(run: Run, index: int) -> str:
+    """The point of one call: "B 2", "B 2, S 7"; a driver's later calls in a point add their
+    step: "B 2, S 7, step 1"."""
+    point = call_point(run, index)
+    if point is None:
+        return "?"
+    step = run.calls[index].step
+    return named(point) + (f", step {step}" if step else "")
+
+
+def moved(run: Run, t: Transition) -> str:
+    """What moved at a recompile: "B 1 → 2", "S 7 → 33", "B 1 → 2, S 7 → 33"; when the call
+    before it is in the same point (a driver), the point did not move: "step 1 at B 2, S 7"."""
+    i, point = t.call_index, call_point(run, t.call_index)
+    if point is not None and run.calls[i].step and i > 0 and \
+            run.calls[i - 1].point_index == run.calls[i].point_index:
+        return f"step {run.calls[i].step} at {named(point)}"
+    if point is None or point.symbols == (BATCH,):
+        return f"{BATCH} {'?' if t.batch_before is None else t.batch_before} → {t.batch_after}"
+    return t.change
+
+
+def sequence_label(points: list[Point], width: int = 72) -> str:
+    """The sequence in one line: "B = 1 → 2 → 8" (never abbreviated, as always), or its points
+    "(B 1, S 7) → (B 1, S 33) → …" abbreviated in the middle to ``width``."""
+    if batch_only(points):
+        return "B = " + " → ".join(str(p.get(BATCH)) for p in points)
+    return format_sequence(points, max(width, 24))
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def verdict(sequence_name: str, runs: list[Run]) -> str:
     """One line: the winner and why, who recompiled, who failed."""
-    seq = runs[0].sequence if runs else ()
-    head = f"{sequence_name} {list(seq)}: "
+    points = points_of(runs)
+    if batch_only(points):
+        head = f"{sequence_name} {list(runs[0].sequence if runs else ())}: "
+    else:
+        head = f"{sequence_name} {sequence_label(points, 60)}: "
     winner = best(runs)
     if winner is None:
         return head + "no strategy finished with outputs matching eager."
@@ -155,8 +227,7 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
         first = transitions(recompiling[0])
         where = ""
         if first and first[0].batch_before is not None:
-            where = f" (first at call {first[0].call_index}, B {first[0].batch_before} → " \
-                    f"{first[0].batch_after})"
+            where = f" (first at call {first[0].call_index}, {moved(recompiling[0], first[0])})"
         parts.append(f"recompile: {', '.join(r.strategy for r in recompiling)}{where}")
     mismatched = [r.strategy for r in runs if r.status == "ok" and r.outputs_match is False]
     if mismatched:

@@ -59,14 +59,13 @@ def effective(run: Run, budgets: Iterable[Budget]) -> dict[str, Budget]:
 def _recompile_reasons(run: Run) -> tuple[str, ...]:
     from .render.cells import reason
 
-    return tuple(
-        f"call {t.call_index} (B {'?' if t.batch_before is None else t.batch_before} → "
-        f"{t.batch_after}): {reason(t.reason)}" for t in analysis.transitions(run))
+    return tuple(f"call {t.call_index} ({analysis.moved(run, t)}): {reason(t.reason)}"
+                 for t in analysis.transitions(run))
 
 
 def _why(run: Run, key: str) -> tuple[str, ...]:
     if key == "outputs_match":
-        return tuple(f"call {c.index} (B {c.batch_size}): "
+        return tuple(f"call {c.index} ({analysis.at_call(run, c.index)}): "
                      f"{'differs from eager' if c.outputs_match is False else 'not compared'}"
                      for c in run.calls if c.outputs_match is not True and c.event != "error")
     if key == "status" and run.error is not None:

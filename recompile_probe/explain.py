@@ -222,6 +222,10 @@ class Recompile:
     reason_detail: dict | None
     fixes: tuple[Fix, ...]
     no_fix_why: str | None
+    #: what moved at this call: "B 1 → 2", "S 7 → 33", "step 1 at B 2, S 7" (analysis.moved)
+    change: str = ""
+    #: the point of the call, every size symbol -> size; None in a report written before points
+    sizes: dict | None = None
 
 
 def recompiles(run: Run, runs: list[Run], strategies: Mapping[str, Strategy],
@@ -250,10 +254,12 @@ def recompiles(run: Run, runs: list[Run], strategies: Mapping[str, Strategy],
         fixes.sort(key=lambda f: (f.compiles if f.compiles is not None else 1 << 30,
                                   f.steady_state_us or 0.0))
         kind = event.reason_kind if event else None
+        call = run.calls[t.call_index] if t.call_index < len(run.calls) else None
         out.append(Recompile(t.call_index, t.batch_before, t.batch_after, t.compile_id, t.reason,
                              kind, event.reason_detail if event else None, tuple(fixes),
                              None if fixes else NO_FIX_WHY.get(kind or "other",
-                                                               NO_FIX_WHY["other"])))
+                                                               NO_FIX_WHY["other"]),
+                             analysis.moved(run, t), call.sizes if call else None))
     return out
 
 
@@ -325,7 +331,7 @@ def to_dict(report: Report, explanations: list[Explanation], notes: list[str]) -
 
     def entry(e: CacheEntry) -> dict[str, Any]:
         return {"compile_id": e.compile_id, "function": e.function, "call_index": e.call_index,
-                "batch_size": e.batch_size, "guard_count": e.guard_count,
+                "batch_size": e.batch_size, "sizes": e.sizes, "guard_count": e.guard_count,
                 "leaf_guard_count": e.leaf_guard_count, "guards_by_kind": kinds(e),
                 "shape_env_guards": shape_env_guards(e)}
 
@@ -333,6 +339,7 @@ def to_dict(report: Report, explanations: list[Explanation], notes: list[str]) -
         "schema_version": 1,
         "explanations": [{
             "sequence_name": x.run.sequence_name, "sequence": list(x.run.sequence),
+            "points": [p.as_dict() for p in analysis.run_points(x.run)],
             "strategy": x.run.strategy, "compiles": x.run.compiles,
             "recompiles": x.run.recompiles,
             "steady_state_us": x.run.steady_state_us, "eager_us": x.run.eager_us,

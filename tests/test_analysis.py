@@ -72,3 +72,53 @@ def test_noise_outside_the_tie_does_not_matter():
     runs = [_timed("a", 1, 9, 80.0, 82.0, 90.0), _timed("b", 2, 9, 10.0, 60.0, 90.0)]
     assert analysis.best(runs).strategy == "a"
     assert "too noisy" not in analysis.verdict("rl", runs)
+
+
+def _points_run(points, events_at, strategy="default", steps=1):
+    """A run over named points; ``steps`` calls per point (a driver); a recompile at each
+    call index in ``events_at``."""
+    calls = tuple(model.Call(k * steps + j, p.get("B", 0), "recompile"
+                             if k * steps + j in events_at else "hit", 1.0, True,
+                             sizes=p, point_index=k, step=j)
+                  for k, p in enumerate(points) for j in range(steps))
+    events = tuple(model.CompileEvent(f"0/{n + 1}", "f", i, "r", 9, 0, 1, 1.0, False,
+                                      recompile=True) for n, i in enumerate(events_at))
+    return model.Run("t", "rl", tuple(p.get("B", 0) for p in points), strategy, "eager", "ok",
+                     None, 1 + len(events), 1 + len(events), len(events), 1, 9, 0, 9, 1.0, True,
+                     calls, events, steady_state_us=1.0, points=tuple(points))
+
+
+def test_verdict_and_changes_name_what_moved():
+    two = [{"B": 1, "S": 7}, {"B": 1, "S": 33}, {"B": 2, "S": 7}]
+    run = _points_run(two, [1, 2])
+    labels = [analysis.moved(run, t) for t in analysis.transitions(run)]
+    assert labels == ["S 7 → 33", "B 1 → 2, S 33 → 7"]
+    line = analysis.verdict("prefill", [run, model.replace(_points_run(two, []),
+                                                          strategy="fixed")])
+    assert line.startswith("prefill (B 1, S 7) → (B 1, S 33) → (B 2, S 7): fixed wins")
+    assert "recompile: default (first at call 1, S 7 → 33)." in line
+    # batch-only, old or new, reads as it always did
+    batch = _points_run([{"B": 1}, {"B": 2}], [1])
+    assert analysis.moved(batch, analysis.transitions(batch)[0]) == "B 1 → 2"
+    assert analysis.verdict("rl", [batch]).startswith("rl [1, 2]: ")
+    assert "(first at call 1, B 1 → 2)" in analysis.verdict("rl", [batch])
+    old = sample_report().runs[0]
+    assert analysis.moved(old, analysis.transitions(old)[0]) == "B 1 → 2"
+    assert analysis.at_call(old, 1) == "B 2"
+    assert analysis.sequence_label(analysis.run_points(old)) == "B = 1 → 2"
+
+
+def test_a_driver_recompile_inside_a_point_names_its_step():
+    run = _points_run([{"B": 1, "S": 7}, {"B": 2, "S": 7}], [1, 3, 4], steps=3)
+    labels = [analysis.moved(run, t) for t in analysis.transitions(run)]
+    assert labels == ["step 1 at B 1, S 7", "B 1 → 2", "step 1 at B 2, S 7"]
+    assert analysis.at_call(run, 5) == "B 2, S 7, step 2"
+    assert "(first at call 1, step 1 at B 1, S 7)" in analysis.verdict("gen", [run])
+
+
+def test_points_come_from_a_run_that_recorded_them():
+    run = _points_run([{"B": 1, "S": 7}, {"B": 1, "S": 33}], [1])
+    lost = model.figureless_run("t", "rl", (1, 1), "lost", "eager", "error",
+                                model.RunError("WorkerCrashed", "x", None))
+    assert analysis.points_of([lost, run]) == analysis.run_points(run)
+    assert analysis.verdict("rl", [lost, run]).startswith("rl (B 1, S 7) → (B 1, S 33): ")

@@ -167,3 +167,51 @@ def test_diff_shows_regressions_and_can_fail(tmp_path):
 def test_update_baseline_needs_baseline(write_scenario):
     result = check(write_scenario(HOLDS), "--update-baseline")
     assert result.exit_code == 2 and "--update-baseline needs --baseline" in result.output
+
+
+TWO = """
+name: two
+target: attn.py:attn
+inputs:
+  - {shape: [B, S, 16]}
+  - {shape: [B, S, 16]}
+sequences:
+  prefill: {grid: {B: [1, 2], S: [7, 33]}}
+strategies: [default, mark_unbacked]
+repeats: 0
+expect:
+  "*": {max_recompiles: 0}
+"""
+
+
+def test_two_symbols_violations_junit_markdown_and_diff_name_the_change(write_scenario, tmp_path):
+    """B and S move: every reason says what moved ("S 7 → 33", not "B 1 → 1"), next to the guard
+    Dynamo says failed; `diff` says which points each side ran."""
+    (tmp_path / "attn.py").write_text(
+        "def attn(q, k):\n    return (q @ k.transpose(-1, -2)).softmax(-1).sum(-1)\n")
+    junit, md, old = tmp_path / "j.xml", tmp_path / "s.md", tmp_path / "old.json"
+    result = check(write_scenario(TWO, "two.yaml"), "--junit", junit, "--markdown", md,
+                   "--json", old)
+    assert result.exit_code == 1, result.output
+    reason = ("call 1 (S 7 → 33): 0/0: tensor 'k' size mismatch at index 1. expected 7, "
+              "actual 33")
+    assert reason in result.stdout and "B 1 → 1" not in result.stdout
+    assert "call 2 (B 1 → 2, S 33 → 7): " in result.stdout
+    failure = next(c for c in ET.parse(junit).getroot().iter("testcase")
+                   if c.get("name") == "default").find("failure").text
+    assert f"- {reason}" in failure
+    assert failure.startswith("sequence (B 1, S 7) → (B 1, S 33) → (B 2, S 7) → (B 2, S 33):")
+    rows = [line for line in md.read_text().splitlines() if line.startswith("| two ")]
+    assert len(rows) == 1 and reason in rows[0] and rows[0].endswith(" |")  # one table row
+
+    new = tmp_path / "new.json"
+    check(write_scenario(TWO.replace("S: [7, 33]", "S: [7, 65]"), "two.yaml"), "--json", new)
+    diff = CliRunner().invoke(app, ["diff", str(old), str(new)])
+    assert diff.exit_code == 0, diff.output
+    lines = diff.stdout.splitlines()
+    assert "Sequence prefill differs between the two sides:" in lines
+    assert "  old (B 1, S 7) → (B 1, S 33) → (B 2, S 7) → (B 2, S 33)" in lines
+    assert "  new (B 1, S 7) → (B 1, S 65) → (B 2, S 7) → (B 2, S 65)" in lines
+    same = CliRunner().invoke(app, ["diff", str(old), str(old), "--format", "markdown"])
+    assert "- Sequence prefill: (B 1, S 7) → (B 1, S 33) → (B 2, S 7) → (B 2, S 33)" in \
+        same.stdout

@@ -33,7 +33,13 @@ def test_explain_default_shows_entries_diff_kind_and_measured_fixes():
     assert "+ SHAPE_ENV 2 <= L['x'].size()[0]" in out
     assert "Recompile at call 1 (B 1 → 2), 0/1: zero_one_specialization" in out
     fixes = out.split("Measured fixes")[1].split("Runtime cost")[0]
+    from recompile_probe.compat import knob_not_honoured
+
     for name in ("mark_unbacked", "unbacked_sources", "backed_size_oblivious"):
+        if name == "unbacked_sources" and knob_not_honoured(
+                "torch.compiler.config.unbacked_sources"):
+            assert "    unbacked_sources (" not in fixes  # unsupported here: no fix claimed
+            continue
         assert f"    {name} (1 compile," in fixes
     assert "torch._dynamo.decorators.mark_unbacked(x, 0)" in fixes
     # the template checks were never run on this target: printed apart, as advice
@@ -210,3 +216,58 @@ def test_no_slowest_claim_while_a_fewest_compiles_run_is_noisy():
             _timed("c", 2, 9, 9.0, 10.0, 11.0)]
     assert ex.slow_winner(runs) is None  # b does not compile least; one_noisy's speed is unknown
     assert "one_noisy" in ex.noise_note(runs)
+
+
+TWO = """
+target: attn.py:attn
+inputs:
+  - {shape: [B, S, 16]}
+  - {shape: [B, S, 16]}
+sequences:
+  prefill: {grid: {B: [1, 2], S: [7, 33]}}
+strategies: [default, mark_unbacked, mixed]
+custom_strategies:
+  mixed: {mark: {B: unbacked, S: dynamic}}
+repeats: 2
+"""
+
+
+def test_two_symbols_explain_names_points_changes_and_symbols(write_scenario):
+    """A real B x S run, explained: entries at their points, each recompile's change and the
+    symbol whose dim Dynamo's guard names, in the table and in the JSON."""
+    from recompile_probe.render import explanation
+    from recompile_probe.targets import loader
+
+    path = write_scenario(TWO)
+    (path.parent / "attn.py").write_text(
+        "def attn(q, k):\n    return (q @ k.transpose(-1, -2)).softmax(-1).sum(-1)\n")
+    scenario = scenario_mod.load(str(path))
+    report = run_scenario(scenario)
+    known = {name: scenario.strategy(name) for name in scenario.known_strategies()}
+    xs, notes = ex.explain(report, known, loader.load(scenario).dim_sources(), ["default"])
+    text = explanation.render(report, xs, notes, width=100)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "default · sequence prefill · " in text
+    assert "  (B 1, S 7) → (B 1, S 33) → (B 2, S 7) → (B 2, S 33)" in text
+    assert "0/0  call 0 (B 1, S 7) · guard_count" in text
+    assert "0/1  call 1 (B 1, S 33) · guard_count" in text
+    assert "Recompile at call 1 (S 7 → 33), 0/1: static_size_change" in text
+    # Dynamo's own guard text says which dim failed; the symbol is the one that moves it
+    assert "  0/0: tensor 'k' size mismatch at index 1. expected 7, actual 33" in text
+    assert "  symbol S, source L['k'], what size, dim 1, expected 7, actual 33" in text
+    assert "B 1 → 1" not in text
+
+    data = json.loads(explanation.as_json(report, xs, notes))
+    (x,) = data["explanations"]
+    assert x["points"] == [{"B": 1, "S": 7}, {"B": 1, "S": 33}, {"B": 2, "S": 7},
+                           {"B": 2, "S": 33}]
+    assert x["sequence"] == [1, 1, 2, 2]  # schema_version 1: still B's values
+    first = x["recompile_reasons"][0]
+    assert (first["call_index"], first["change"], first["sizes"]) == (1, "S 7 → 33",
+                                                                      {"B": 1, "S": 33})
+    assert first["reason_detail"]["symbol"] == "S" and first["reason_detail"]["dim"] == 1
+    assert [e["sizes"] for e in x["entries"]][:2] == [{"B": 1, "S": 7}, {"B": 1, "S": 33}]
+    # the fixes were measured on this very call
+    assert {f["strategy"] for f in first["fixes"]} >= {"mark_unbacked", "mixed"}
+    md = explanation.markdown(report, xs, notes)
+    assert "Recompile at call 1 (S 7 → 33), 0/1: static_size_change" in md

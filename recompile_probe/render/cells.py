@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import analysis
 from ..analysis import noisy
 from ..model import Call, Run
 
@@ -12,6 +13,8 @@ GLYPHS = {"compile": "●", "recompile": "▲", "hit": "·", "error": "✗", "ea
 FAILED_GLYPH = "△"
 LEGEND = ("● compile  ▲ recompile  △ failed compile (no graph)  · cache hit  ○ ran eagerly  "
           "✗ error")
+#: said under the legend when a driver called the target several times in a point
+GROUPED = "One column per point: the calls the driver made in it, left to right."
 #: marks a µs/call figure too noisy to rank on (analysis.NOISE_RATIO)
 NOISY = "~"
 
@@ -82,8 +85,27 @@ def glyph(call: Call) -> str:
     return GLYPHS.get(call.event, "?")
 
 
+def by_point(run: Run, count: int) -> list[list[Call]]:
+    """The run's calls under each of the sequence's ``count`` points (a report written before
+    points has one call per point, in order)."""
+    groups: list[list[Call]] = [[] for _ in range(count)]
+    for call in run.calls:
+        k = call.point_index if call.point_index is not None else call.index
+        if 0 <= k < count:
+            groups[k].append(call)
+    return groups
+
+
+def plain(runs: list[Run]) -> bool:
+    """One call per point and only B moves: the views read as they did before size symbols."""
+    return analysis.batch_only(analysis.points_of(runs)) and not any(map(analysis.stepped, runs))
+
+
 def timeline(run: Run) -> str:
-    return " ".join(glyph(c) for c in run.calls)
+    if not analysis.stepped(run):
+        return " ".join(glyph(c) for c in run.calls)
+    count = len(analysis.run_points(run))
+    return " ".join("".join(glyph(c) for c in group) for group in by_point(run, count) if group)
 
 
 def reason(text: str | None) -> str:
@@ -101,6 +123,8 @@ def error_line(run: Run) -> str | None:
     if run.error is None:
         return None
     where = f" at call {run.error.call_index}" if run.error.call_index is not None else ""
+    if where and not plain([run]) and analysis.call_point(run, run.error.call_index) is not None:
+        where += f" ({analysis.at_call(run, run.error.call_index)})"
     return f"{run.strategy}: {run.error.type}{where}: {run.error.message}"
 
 

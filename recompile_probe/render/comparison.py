@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .. import baseline
+from .. import analysis, baseline
 from . import cells
 
 
@@ -45,12 +45,39 @@ def table(pairs: list[baseline.Pair], tolerance: int = 0, *, only_changed: bool 
     return t
 
 
+def sequences(pairs: list[baseline.Pair], width: int = 100) -> list[str]:
+    """What each compared sequence's points are, when more than B moves (a batch-only report
+    reads as it always did), and where the two sides ran different points."""
+    seen: dict[tuple[str, str], tuple[list, list]] = {}
+    for p in pairs:
+        key = p.key[:2]
+        old, new = seen.get(key, ([], []))
+        old = old or (analysis.run_points(p.old) if p.old is not None else [])
+        new = new or (analysis.run_points(p.new) if p.new is not None else [])
+        seen[key] = (old, new)
+    lines = []
+    for (scenario, name), (old, new) in seen.items():
+        if all(analysis.batch_only(side) for side in (old, new) if side):
+            continue
+        label = f"Sequence {name}" + (f" ({scenario})" if len({k[0] for k in seen}) > 1 else "")
+        if not old or not new or old == new:
+            head = f"{label}: "
+            lines.append(head + analysis.sequence_label(old or new, width - len(head)))
+        else:
+            lines.append(f"{label} differs between the two sides:")
+            lines += [f"  {side} " + analysis.sequence_label(points, width - 6)
+                      for side, points in (("old", old), ("new", new))]
+    return lines
+
+
 def render(pairs: list[baseline.Pair], tolerance: int = 0, *, color: bool = False,
            width: int = 120, only_changed: bool = False) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=color, no_color=not color,
                       highlight=False, color_system="auto" if color else None)
     console.print(table(pairs, tolerance, only_changed=only_changed))
+    for line in sequences(pairs, width):
+        console.print(Text(line), soft_wrap=False, overflow="fold")
     found = [c for p in pairs for c in baseline.changes(p, tolerance)]
     worse = sum(c.kind == "regression" for c in found)
     better = len(found) - worse
@@ -79,4 +106,8 @@ def markdown(pairs: list[baseline.Pair], tolerance: int = 0) -> str:
                for f, label in baseline.METRICS]
         row.append(cell(p.old.status, p.new.status, kinds.get("status")))
         lines.append("| " + " | ".join([*p.key, *row]) + " |")
+    labels = sequences(pairs)
+    if labels:
+        lines += [""] + [f"- {line}" if not line.startswith("  ") else f"  - {line.strip()}"
+                         for line in labels]
     return "\n".join(lines) + "\n"

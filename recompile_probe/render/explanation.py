@@ -10,9 +10,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .. import analysis
 from .. import explain as ex
 from ..analysis import NOISE_RATIO, plural
-from ..model import Report, Run
+from ..model import CacheEntry, Report, Run
+from ..sizes import Point
 from . import cells
 
 COST_HEADERS = ("strategy", "compiles", "µs/call", "eager µs", "guard check µs",
@@ -30,11 +32,29 @@ def _cost_row(run: Run) -> list[str]:
             cells.num(run.guard_latency_us)]
 
 
-def _headline(run: Run) -> str:
+def _headline(run: Run, width: int = 100) -> str:
     counts = ("n/a compiles" if run.compiles is None else
               f"{plural(run.compiles, 'compile')}, {plural(run.recompiles or 0, 'recompile')}")
-    return (f"{run.strategy} · sequence {run.sequence_name}: B = "
-            f"{' → '.join(map(str, run.sequence))} · {counts}")
+    head, tail = f"{run.strategy} · sequence {run.sequence_name}: ", f" · {counts}"
+    points = analysis.run_points(run)
+    line = head + analysis.sequence_label(points, width - len(head) - len(tail)) + tail
+    if len(line) <= width or analysis.batch_only(points):
+        return line
+    # a few long points do not abbreviate: the sequence gets a line of its own
+    return (f"{run.strategy} · sequence {run.sequence_name} · {counts}\n  "
+            + analysis.sequence_label(points, width - 2))
+
+
+def _made(run: Run, e: CacheEntry) -> str:
+    """Which call made an entry, and at which point: "call 1, B=2" as always for a batch-only
+    run, "call 1 (B 2, S 7)" with several symbols."""
+    if e.call_index is None:
+        return "made before the sequence"
+    if cells.plain([run]):
+        return f"call {e.call_index}, B={e.batch_size}"
+    if analysis.call_point(run, e.call_index) is not None:
+        return f"call {e.call_index} ({analysis.at_call(run, e.call_index)})"
+    return f"call {e.call_index}" + (f" ({analysis.named(Point.of(e.sizes))})" if e.sizes else "")
 
 
 def _entry_lines(run: Run) -> list[str]:
@@ -44,13 +64,13 @@ def _entry_lines(run: Run) -> list[str]:
         if (e.function, e.filename) != frame:
             frame = (e.function, e.filename)
             lines.append(f"Cache entries of {e.function} ({e.filename}:{e.line})")
-        made = (f"call {e.call_index}, B={e.batch_size}" if e.call_index is not None
-                else "made before the sequence")
+        made = _made(run, e)
         lines.append(f"  {e.compile_id}  {made} · guard_count {cells.num(e.guard_count)} "
                      f"(metrics) · {cells.num(e.leaf_guard_count)} leaf guards (tree)")
         lines += _wrapped("      by kind: ", [f"{k} {n}" for k, n in ex.kinds(e).items()])
         shape = ex.shape_env_guards(e)
-        lines.append("      shape-env guards: " + ("; ".join(shape) if shape else "none"))
+        lines += _fold("      shape-env guards: " + ("; ".join(shape) if shape else "none"),
+                       len("      shape-env guards: "))
     return lines
 
 
@@ -67,9 +87,25 @@ def _wrapped(head: str, items: list[str], width: int = 96) -> list[str]:
     return lines
 
 
+def _fold(line: str, indent: int, width: int = 100) -> list[str]:
+    """A line longer than ``width`` broken after its "; " separators, continuation lines
+    indented (several symbols make more shape guards and size changes than one line holds);
+    a line that fits is left alone."""
+    if len(line) <= width or "; " not in line:
+        return [line]
+    lines, current = [], ""
+    for piece in line.split("; "):
+        if current and len(current) + len(piece) + 2 > width:
+            lines.append(current + ";")
+            current = " " * indent + piece
+        else:
+            current = f"{current}; {piece}" if current else piece
+    return lines + [current]
+
+
 def _diff_lines(d: ex.GuardDiff) -> list[str]:
     lines = [f"Guard diff {d.function} {d.old} → {d.new}"]
-    lines += [f"  ~ {c.describe()}" for c in d.changed]
+    lines += [folded for c in d.changed for folded in _fold(f"  ~ {c.describe()}", 6)]
     lines += [f"  + {g.kind} {g.text}" for g in d.added]
     lines += [f"  - {g.kind} {g.text}" for g in d.removed]
     if len(lines) == 1:
@@ -77,14 +113,16 @@ def _diff_lines(d: ex.GuardDiff) -> list[str]:
     return lines
 
 
-def _recompile_lines(r: ex.Recompile) -> list[str]:
+def _recompile_lines(r: ex.Recompile, plain: bool = True) -> list[str]:
     before = "?" if r.batch_before is None else r.batch_before
-    lines = [f"Recompile at call {r.call_index} (B {before} → {r.batch_after}), "
+    change = f"B {before} → {r.batch_after}" if plain or not r.change else r.change
+    lines = [f"Recompile at call {r.call_index} ({change}), "
              f"{r.compile_id}: {r.reason_kind or 'other'}"]
     lines += [f"  {line}" for line in cells.reason(r.reason).splitlines()]
     d = r.reason_detail or {}
-    facts = [f"{k} {d[k]}" for k in ("source", "what", "dim", "expected", "actual")
-             if d.get(k) is not None]
+    # the symbol whose dim failed, when several could have: a batch-only run has only B
+    facts = [f"{k} {d[k]}" for k in (() if plain else ("symbol",)) + (
+        "source", "what", "dim", "expected", "actual") if d.get(k) is not None]
     if facts:
         lines.append("  " + ", ".join(facts))
     if r.fixes:
@@ -106,7 +144,8 @@ def _recompile_lines(r: ex.Recompile) -> list[str]:
 def _blocks(x: ex.Explanation) -> list[list[str]]:
     blocks = [_entry_lines(x.run)]
     blocks += [_diff_lines(d) for d in x.diffs]
-    blocks += [_recompile_lines(r) for r in x.recompiles]
+    plain = cells.plain([x.run])
+    blocks += [_recompile_lines(r, plain) for r in x.recompiles]
     return blocks
 
 
@@ -119,7 +158,7 @@ def render(report: Report, explanations: list[ex.Explanation], notes: list[str],
         console.print("Nothing to explain: no chosen strategy compiled more than once. "
                       "Pick one with --strategy.")
     for x in explanations:
-        console.print(Text("\n" + _headline(x.run), style="bold"))
+        console.print(Text("\n" + _headline(x.run, width), style="bold"))
         for block in _blocks(x):
             console.print(Text("\n".join(block)), soft_wrap=False, overflow="fold")
     for name, _ in report.sequences():
@@ -143,7 +182,8 @@ def render(report: Report, explanations: list[ex.Explanation], notes: list[str],
 def markdown(report: Report, explanations: list[ex.Explanation], notes: list[str]) -> str:
     out = [f"## recompile-probe explain: {report.scenario.name}", ""]
     for x in explanations:
-        out += [f"### {_headline(x.run)}", "", "```text"]
+        title, _, points = _headline(x.run).partition("\n")
+        out += [f"### {title}", ""] + ([points.strip(), ""] if points else []) + ["```text"]
         for block in _blocks(x):
             out += block + [""]
         out[-1] = "```"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Iterable
 
+from .. import analysis
 from ..budgets import describe
 from ..model import Report, Run
 from . import cells
@@ -21,7 +22,10 @@ def _testcase(suite: ET.Element, report: Report, run: Run) -> tuple[int, int]:
         "name": run.strategy,
         "time": f"{seconds:.6f}",
     })
-    summary = (f"sequence {list(run.sequence)}: compiles={cells.num(run.compiles)} "
+    points = analysis.run_points(run)
+    sequence = (str(list(run.sequence)) if analysis.batch_only(points)
+                else analysis.sequence_label(points, 100))
+    summary = (f"sequence {sequence}: compiles={cells.num(run.compiles)} "
                f"recompiles={cells.num(run.recompiles)} graphs={cells.num(run.graphs)} "
                f"failed_compiles={cells.num(run.failed_compiles)} "
                f"guards={cells.num(run.guard_count)} "

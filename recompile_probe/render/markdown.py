@@ -27,10 +27,12 @@ def render(report: Report, **_: object) -> str:
            f"recompile-probe {report.tool.version}", ""]
     if not report.complete:
         out += ["**Interrupted: only the runs that finished are shown.**", ""]
-    for name, sequence in report.sequences():
+    for name, _ in report.sequences():
         runs = report.runs_for(name)
         winner = analysis.best(runs)
-        out += [f"### Sequence `{name}`: B = {' → '.join(map(str, sequence))}", ""]
+        plain = cells.plain(runs)
+        out += [f"### Sequence `{name}`: "
+                f"{analysis.sequence_label(analysis.points_of(runs), 80)}", ""]
         rows = []
         columns = cells.columns(runs)
         for run in runs:
@@ -39,14 +41,17 @@ def render(report: Report, **_: object) -> str:
                 row = [f"**{c}**" for c in row]
             rows.append(row + [f"`{cells.timeline(run)}`" if run.calls else ""])
         out += _table([cells.header(h) for h, _ in columns] + ["timeline"], rows)
-        out += ["", f"Timeline: {cells.LEGEND}", ""]
-        transitions = [t for run in runs for t in analysis.transitions(run)]
+        out += ["", f"Timeline: {cells.LEGEND}"
+                + (f". {cells.GROUPED}" if any(map(analysis.stepped, runs)) else ""), ""]
+        transitions = [(run, t) for run in runs for t in analysis.transitions(run)]
         if transitions:
-            out += _table(["strategy", "call", "B", "compile id", "kind", "reason"], [
+            out += _table(["strategy", "call", "B" if plain else "change", "compile id", "kind",
+                           "reason"], [
                 [t.strategy, str(t.call_index),
-                 f"{'?' if t.batch_before is None else t.batch_before} → {t.batch_after}",
+                 f"{'?' if t.batch_before is None else t.batch_before} → {t.batch_after}"
+                 if plain else analysis.moved(run, t),
                  t.compile_id or cells.NA, t.kind or "other", cells.reason(t.reason)]
-                for t in transitions])
+                for run, t in transitions])
             out.append("")
         notes = [line for line in (cells.error_line(r) for r in runs) if line]
         notes += cells.run_notes(runs)

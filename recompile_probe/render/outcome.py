@@ -57,6 +57,11 @@ def render(outcome: Outcome, *, color: bool = False, width: int = 120) -> str:
     if outcome.changes:
         console.print(Text("\nChanges against the baseline", style="bold"))
         console.print(comparison.table(outcome.pairs, outcome.tolerance, only_changed=True))
+        changed = [p for p in outcome.pairs if any(c.scenario == p.key[0] and
+                                                   c.sequence == p.key[1]
+                                                   for c in outcome.changes)]
+        for line in comparison.sequences(changed, width):
+            console.print(Text(line), soft_wrap=False, overflow="fold")
     for name in outcome.without_baseline:
         console.print(f"no baseline for scenario {name!r}: nothing compared")
     console.print(Text(summary(outcome), style="bold red" if outcome.exit_code else "bold green"))
@@ -71,7 +76,8 @@ def markdown(outcome: Outcome) -> str:
         lines += ["| scenario | sequence | strategy | budget | limit | actual | why |",
                   "|---|---|---|---|---|---|---|"]
         for report, run, v in outcome.violations():
-            why = "<br>".join(r.replace("|", "\\|") for r in v.reasons)
+            # a reason can span lines (one per failing cache entry): a table cell cannot
+            why = "<br>".join(r.replace("|", "\\|").replace("\n", "<br>") for r in v.reasons)
             lines.append(f"| {report.scenario.name} | {run.sequence_name} | {run.strategy} | "
                          f"`{v.budget}` | {v.limit} | {_actual(v.actual)} | {why} |")
         lines.append("")

@@ -12,6 +12,7 @@ from rich.text import Text
 from .. import analysis
 from ..explain import noise_note, slow_winner
 from ..model import Report, Run
+from ..sizes import Point
 from . import cells
 
 _EVENT_STYLE = {"compile": "cyan", "recompile": "bold red", "hit": "green", "error": "bold magenta",
@@ -45,47 +46,80 @@ def _summary(runs: list[Run], winner: Run | None) -> Table:
     return table
 
 
-def _timeline(runs: list[Run], sequence: tuple[int, ...]) -> Table:
-    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
-    table.add_column("B", no_wrap=True)
-    for size in sequence:
-        table.add_column(str(size), justify="center", no_wrap=True)
-    for run in runs:
-        if run.status == "unsupported":
-            continue
-        glyphs = [Text(cells.glyph(c), style="yellow" if cells.glyph(c) == cells.FAILED_GLYPH
-                       else _EVENT_STYLE.get(c.event, "")) for c in run.calls]
-        glyphs += [Text("")] * (len(sequence) - len(glyphs))
-        table.add_row(run.strategy, *glyphs)
-    return table
+def _timeline(runs: list[Run], points: list[Point], width: int) -> list[Table]:
+    """Marks under their points, a column per point; as many tables as it takes to stay within
+    ``width``. A batch-only sequence heads its columns with B's sizes (as it always did),
+    several symbols get a header row each."""
+    shown = [r for r in runs if r.status != "unsupported"]
+    groups = {id(r): cells.by_point(r, len(points)) for r in shown}
+    batch = analysis.batch_only(points)
+    symbols = list(dict.fromkeys(s for p in points for s in p.symbols))
+    heads = [[str(p.get(s)) if p.get(s) is not None else "" for s in symbols] for p in points]
+    widths = [max([len(h) for h in head] + [len(groups[id(r)][k]) for r in shown] + [1])
+              for k, head in enumerate(heads)]
+    first = max([len(r.strategy) for r in shown] + [len(s) for s in symbols] + [1])
+    chunks: list[list[int]] = [[]]
+    used = first
+    for k, w in enumerate(widths):
+        if chunks[-1] and used + w + 2 > width:  # rich: one space either side of each column
+            chunks.append([])
+            used = first
+        chunks[-1].append(k)
+        used += w + 2
+    tables = []
+    for chunk in chunks:
+        table = Table(box=None, pad_edge=False, show_header=batch, header_style="bold")
+        table.add_column(symbols[0] if batch else "", no_wrap=True)
+        for k in chunk:
+            table.add_column(heads[k][0] if batch else "", justify="center", no_wrap=True)
+        if not batch:
+            for j, symbol in enumerate(symbols):
+                table.add_row(*[Text(symbol)] + [Text(heads[k][j]) for k in chunk],
+                              style="bold")
+        for run in shown:
+            row = [Text(run.strategy)]
+            for k in chunk:
+                marks = Text()
+                for c in groups[id(run)][k]:
+                    mark = cells.glyph(c)
+                    marks.append(mark, style="yellow" if mark == cells.FAILED_GLYPH
+                                 else _EVENT_STYLE.get(c.event, ""))
+                row.append(marks)
+            table.add_row(*row)
+        tables.append(table)
+    return tables
 
 
 def _reasons(runs: list[Run]) -> Table | None:
-    rows = [t for run in runs for t in analysis.transitions(run)]
+    rows = [(run, t) for run in runs for t in analysis.transitions(run)]
     if not rows:
         return None
+    plain = cells.plain(runs)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
-    for header in ("strategy", "call", "B", "id", "kind / reason"):
+    for header in ("strategy", "call", "B" if plain else "change", "id", "kind / reason"):
         table.add_column(header, no_wrap=header != "kind / reason", overflow="fold")
-    for t in rows:
+    for run, t in rows:
         before = "?" if t.batch_before is None else str(t.batch_before)
         why = Text(t.kind or "other", style="bold")
         why.append("\n" + cells.reason(t.reason), style="")
-        table.add_row(t.strategy, str(t.call_index), f"{before} → {t.batch_after}",
+        table.add_row(t.strategy, str(t.call_index),
+                      f"{before} → {t.batch_after}" if plain else analysis.moved(run, t),
                       t.compile_id or cells.NA, why)
     return table
 
 
-def _sequence(name: str, sequence: tuple[int, ...], runs: list[Run]) -> Group:
+def _sequence(name: str, runs: list[Run], width: int) -> Group:
     winner = analysis.best(runs)
+    points = analysis.points_of(runs)
     eager = next((r.eager_us for r in runs if r.eager_us is not None), None)
-    title = f"\nSequence {name}: B = {' → '.join(map(str, sequence))}"
-    if eager is not None:
-        title += f" · eager {eager:.1f} µs/call"
+    head, tail = f"Sequence {name}: ", "" if eager is None else f" · eager {eager:.1f} µs/call"
+    title = "\n" + head + analysis.sequence_label(points, width - len(head) - len(tail)) + tail
     parts: list = [Text(title, style="bold"),
                    _summary(runs, winner),
-                   Text(f"Timeline ({cells.LEGEND})", style="bold"),
-                   _timeline(runs, sequence)]
+                   Text(f"Timeline ({cells.LEGEND})", style="bold")]
+    if any(map(analysis.stepped, runs)):
+        parts.append(Text(cells.GROUPED))
+    parts += _timeline(runs, points, width)
     reasons = _reasons(runs)
     if reasons is not None:
         parts += [Text("\nRecompile reasons", style="bold"), reasons]
@@ -117,6 +151,6 @@ def render(report: Report, *, color: bool = False, width: int = 120, **_: object
         f"{first.backend if first else cells.NA} · torch {env.torch or cells.NA}"))
     if not report.complete:
         console.print(Text("Interrupted: only the runs that finished are shown.", style="bold red"))
-    for name, sequence in report.sequences():
-        console.print(_sequence(name, sequence, report.runs_for(name)))
+    for name, _ in report.sequences():
+        console.print(_sequence(name, report.runs_for(name), width))
     return buffer.getvalue()

@@ -94,3 +94,247 @@ def test_failed_column_only_when_a_run_failed_a_compile():
     text = render(sample_report(), "table")
     header = next(line for line in text.splitlines() if "compiles" in line)
     assert "failed" not in header
+
+
+# --- named size symbols -----------------------------------------------------------------------
+
+import json  # noqa: E402
+import xml.etree.ElementTree as ET  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from recompile_probe import analysis, budgets  # noqa: E402
+from recompile_probe.render import cells  # noqa: E402
+
+DATA = Path(__file__).parent / "data"
+
+TWO = """\
+name: two
+target: attn.py:attn
+inputs:
+  - {shape: [B, S, 16]}
+  - {shape: [B, S, 16]}
+sequences:
+  prefill: {grid: {B: [1, 2], S: [7, 33]}}
+  big: {grid: {B: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], S: [7, 33, 128]}}
+strategies: [default, mark_unbacked, mixed]
+custom_strategies:
+  mixed: {mark: {B: unbacked, S: dynamic}}
+repeats: 2
+"""
+ATTN = "def attn(q, k):\n    return (q @ k.transpose(-1, -2)).softmax(-1).sum(-1)\n"
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory):
+    """A real two-symbol report: B and S move, prefill a 2x2 grid, big a 10x3 grid."""
+    from recompile_probe import scenario as scenario_mod
+    from recompile_probe.session import run_scenario
+
+    folder = tmp_path_factory.mktemp("two")
+    (folder / "attn.py").write_text(ATTN)
+    (folder / "two.yaml").write_text(TWO)
+    return run_scenario(scenario_mod.load(str(folder / "two.yaml")))
+
+
+def _section(text: str, name: str) -> list[str]:
+    """The lines of one sequence's section of a table render."""
+    lines = text.split(f"\nSequence {name}: ", 1)[1].split("\nSequence ", 1)[0].splitlines()
+    return lines
+
+
+def _timeline(lines: list[str]) -> list[str]:
+    start = next(i for i, line in enumerate(lines) if line.startswith("Timeline"))
+    return lines[start:lines.index("", start)]
+
+
+def _rows(lines: list[str], first: str) -> list[list[str]]:
+    """The timeline rows headed ``first`` (a symbol or a strategy), one per wrapped table."""
+    return [line.split()[1:] for line in _timeline(lines) if line.split()[:1] == [first]]
+
+
+def test_two_symbols_table_title_timeline_reasons_verdict(two):
+    text = render(two, "table", width=100)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "B = 1 → 1" not in text and "B 1 → 1" not in text
+    lines = _section(text, "prefill")
+    assert lines[0].startswith("(B 1, S 7) → (B 1, S 33) → (B 2, S 7) → (B 2, S 33) · eager")
+    # one header row per symbol above the marks
+    assert _rows(lines, "B") == [["1", "1", "2", "2"]]
+    assert _rows(lines, "S") == [["7", "33", "7", "33"]]
+    default = next(r for r in two.runs_for("prefill") if r.strategy == "default")
+    (marks,) = _rows(lines, "default")
+    assert marks == [cells.glyph(c) for c in default.calls]
+    assert marks.count("▲") == default.recompiles >= 2  # Dynamo's own count (metrics)
+    # each change agrees with the guard Dynamo says failed: S moved 7 → 33 at call 1 (dim 1)
+    reasons = " ".join("\n".join(lines).split("Recompile reasons", 1)[1].split())
+    assert "default 1 S 7 → 33 0/1 static_size_change 0/0: tensor 'k' size mismatch at " \
+           "index 1. expected 7, actual 33" in reasons
+    # call 2: both moved; only what changed is named
+    assert "default 2 B 1 → 2, S 33 → 7 0/2 zero_one_specialization" in reasons
+    verdict = " ".join(" ".join(lines).split("Verdict: ", 1)[1].split())
+    assert verdict.startswith("prefill (B 1, S 7) → (B 1, S 33) → (B 2, S 7) → (B 2, S 33): ")
+    assert "(first at call 1, S 7 → 33)" in verdict
+
+
+def test_a_long_grid_wraps_the_timeline_within_100_columns(two):
+    text = render(two, "table", width=100)
+    lines = _section(text, "big")
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "27 more" in lines[0] or "more …" in lines[0]  # the title abbreviates
+    b = [v for row in _rows(lines, "B") for v in row]
+    s = [v for row in _rows(lines, "S") for v in row]
+    assert len(_rows(lines, "B")) >= 2  # wrapped, not squeezed
+    assert b == [str(n) for n in range(1, 11) for _ in range(3)]
+    assert s == ["7", "33", "128"] * 10
+    for run in two.runs_for("big"):
+        marks = [m for row in _rows(lines, run.strategy) for m in row]
+        assert marks == [cells.glyph(c) for c in run.calls] and len(marks) == 30
+
+
+def test_two_symbols_markdown_junit_and_json(two):
+    md = render(two, "markdown")
+    assert "### Sequence `prefill`: (B 1, S 7) → (B 1, S 33) → (B 2, S 7) → (B 2, S 33)" in md
+    assert "| strategy | call | change | compile id | kind | reason |" in md
+    assert "| default | 1 | S 7 → 33 | 0/1 | static_size_change | 0/0: tensor 'k' size " \
+           "mismatch at index 1. expected 7, actual 33 |" in md
+    assert "(first at call 1, S 7 → 33)" in md
+    # a failure's text names the change; budgets evaluated as `check` does
+    runs = tuple(model.replace(r, violations=budgets.evaluate(
+        r, [budgets.Budget("*", "*", "max_recompiles", 0)])) for r in two.runs)
+    root = ET.fromstring(render(model.replace(two, runs=runs), "junit"))
+    case = next(c for c in root.iter("testcase")
+                if c.get("classname") == "recompile_probe.two.prefill"
+                and c.get("name") == "default")
+    default = next(r for r in two.runs_for("prefill") if r.strategy == "default")
+    assert case.find("system-out").text.startswith(
+        "sequence (B 1, S 7) → (B 1, S 33) → (B 2, S 7) → (B 2, S 33): "
+        f"compiles={default.compiles} ")
+    failure = case.find("failure").text
+    assert "- call 1 (S 7 → 33): 0/0: tensor 'k' size mismatch at index 1. expected 7, " \
+           "actual 33" in failure
+    big = next(c for c in root.iter("testcase") if c.get("classname").endswith(".big"))
+    assert "more …" in big.find("system-out").text.split(":")[0]
+    # points survive a saved report: it re-renders the same without torch
+    again = model.from_json(render(two, "json"))
+    assert again == two and render(again, "table", width=100) == render(two, "table", width=100)
+
+
+def test_two_symbols_error_line_names_the_point(two):
+    run = next(r for r in two.runs_for("prefill") if r.strategy == "mark_unbacked")
+    failed = model.replace(run, status="error", error=model.RunError("X", "boom", 2),
+                           calls=run.calls[:3])
+    assert cells.error_line(failed) == "mark_unbacked: X at call 2 (B 2, S 7): boom"
+
+
+DRIVER = """\
+target: prog.py:step
+driver: prog.py:run
+dims: {B: {0: [0]}, S: {0: [1]}}
+sequences:
+  gen: [{B: 1, S: 7}, {B: 2, S: 7}]
+strategies: [default, mark_unbacked]
+repeats: 0
+"""
+PROG = '''\
+import torch
+
+
+def step(x):
+    return x.softmax(-1).sum(-1)
+
+
+def run(fn, B, S):
+    """A prefill call, then two decode calls: three calls per point, like generate()."""
+    torch.manual_seed(0)
+    out = [fn(torch.randn(B, S, 16))]
+    out += [fn(torch.randn(B, 1, 16)) for _ in range(2)]
+    return out
+'''
+
+
+@pytest.fixture(scope="module")
+def driven(tmp_path_factory):
+    from recompile_probe import scenario as scenario_mod
+    from recompile_probe.session import run_scenario
+
+    folder = tmp_path_factory.mktemp("driver")
+    (folder / "prog.py").write_text(PROG)
+    (folder / "driver.yaml").write_text(DRIVER)
+    return run_scenario(scenario_mod.load(str(folder / "driver.yaml")))
+
+
+def test_a_driver_groups_its_calls_by_point(driven):
+    text = render(driven, "table", width=100)
+    assert cells.GROUPED in text
+    lines = _section(text, "gen")
+    assert _rows(lines, "B") == [["1", "2"]] and _rows(lines, "S") == [["7", "7"]]
+    for run in driven.runs:
+        assert len(run.calls) == 6  # the driver's calls, every one recorded
+        (groups,) = _rows(lines, run.strategy)
+        assert groups == ["".join(cells.glyph(c) for c in run.calls if c.point_index == k)
+                          for k in (0, 1)]
+        assert "".join(groups).count("▲") == run.recompiles
+    default = next(r for r in driven.runs if r.strategy == "default")
+    assert default.recompiles >= 1
+    # call 1 recompiled inside the first point (the decode call's S): not a point change
+    labels = [analysis.moved(default, t) for t in analysis.transitions(default)]
+    assert "step 1 at B 1, S 7" in labels
+    assert "step 1 at B 1, S 7" in text.split("Recompile reasons", 1)[1]
+    md = render(driven, "markdown")
+    assert cells.GROUPED in md
+    assert f"`{' '.join(groups)}`" in md
+
+
+# --- batch-only reports read exactly as before ------------------------------------------------
+
+def _renderings(report: model.Report) -> dict[str, str]:
+    """Every view of a report: what tests/render/data/*.expected.json holds, rendered by the
+    renderers of commit 082a408 (before size symbols reached the views)."""
+    from recompile_probe import baseline
+    from recompile_probe import explain as ex
+    from recompile_probe.render import comparison, explanation
+    from recompile_probe.strategies import BUILTINS
+
+    out = {f"table{w}": render(report, "table", width=w) for w in (100, 120)}
+    out["markdown"] = render(report, "markdown")
+    out["junit"] = render(report, "junit")
+    xs, notes = ex.explain(report, dict(BUILTINS), [("L['x']", 0), ("L['values']", 0)],
+                           ["default", "static"])
+    out["explain"] = explanation.render(report, xs, notes, width=100)
+    out["explain_markdown"] = explanation.markdown(report, xs, notes)
+    bs = [budgets.Budget("*", "*", "max_recompiles", 0),
+          budgets.Budget("*", "*", "outputs_match", True)]
+    out["reasons"] = "\n".join(r for run in report.runs for v in budgets.evaluate(run, bs)
+                               for r in v.reasons)
+    out["diff"] = comparison.render(baseline.pair([report], [report]), width=120)
+    return out
+
+
+def _with_points(data: dict) -> dict:
+    """The same report as today's probe writes it for a batch-only scenario."""
+    data = json.loads(json.dumps(data))
+    for run in data["runs"]:
+        run["points"] = [{"B": b} for b in run["sequence"]]
+        for i, call in enumerate(run["calls"]):
+            call.update(sizes={"B": call["batch_size"]}, point_index=i, step=0)
+        for event in run["compile_events"]:
+            if event.get("reason_detail"):
+                event["reason_detail"]["symbol"] = "B"
+        for entry in run["entries"]:
+            entry["sizes"] = {"B": entry["batch_size"]}
+    return data
+
+
+def test_a_batch_only_report_reads_byte_for_byte_as_before():
+    """A real batch-only report saved before size symbols (no points, no sizes), and the same
+    report as the probe writes it now: every view is what it was before."""
+    data = json.loads((DATA / "batch_only_before_symbols.json").read_text())
+    assert "points" not in data["runs"][0] and "sizes" not in data["runs"][0]["calls"][0]
+    expected = json.loads((DATA / "batch_only_before_symbols.expected.json").read_text())
+    old = _renderings(model.from_dict(data))
+    assert old.keys() == expected.keys()
+    for name in expected:
+        assert old[name] == expected[name], name
+    now = _renderings(model.from_dict(_with_points(data)))
+    for name in expected:
+        assert now[name] == expected[name], name
