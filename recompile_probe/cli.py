@@ -16,6 +16,7 @@ from typing import Any, Iterator, List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from . import __version__
 from .errors import ExitCode, ProbeError, UsageError
@@ -64,16 +65,18 @@ def _errors(debug: bool) -> Iterator[None]:
     except ProbeError as exc:
         if debug:
             err.print_exception()
-        err.print(f"[bold red]error:[/] {exc.message}", markup=True, soft_wrap=True)
+        # escape: messages quote user text such as cache.keys[abc] that Rich would eat as markup
+        err.print(f"[bold red]error:[/] {escape(exc.message)}", markup=True, soft_wrap=True)
         if exc.remedy:
-            err.print(f"  {exc.remedy}", soft_wrap=True)
+            err.print(f"  {escape(exc.remedy)}", soft_wrap=True)
         raise typer.Exit(int(exc.exit_code)) from None
     except (typer.Exit, typer.Abort):
         raise
     except Exception as exc:  # noqa: BLE001
         if debug:
             err.print_exception()
-        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc}", soft_wrap=True)
+        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))}",
+                  soft_wrap=True)
         if not debug:
             err.print("  Re-run with --debug for the traceback, and please report it.")
         raise typer.Exit(int(ExitCode.TARGET_OR_INTERNAL)) from None

@@ -11,7 +11,7 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from .sizes import BATCH, DimRef, Path, Point, is_symbol, resolve
+from .sizes import BATCH, DimRef, Path, Point, is_symbol, resolve, why_unresolved
 from .spec import Context, suggest
 
 if TYPE_CHECKING:
@@ -243,8 +243,8 @@ def normalize(result: Any) -> Inputs:
 
 
 def user_factory(fn: Callable[..., Any], seed: int, symbols: Sequence[str],
-                 refs: Sequence[DimRef], param_names: Sequence[str | None] = ()
-                 ) -> Callable[[Point], Inputs]:
+                 refs: Sequence[DimRef], param_names: Sequence[str | None] = (),
+                 error: "ErrorAt | None" = None) -> Callable[[Point], Inputs]:
     """A scenario's ``factory:``. A batch-only scenario calls it ``make_inputs(batch_size)``;
     with other symbols, ``make_inputs(B=2, S=7)``. The declared dims are checked on the first
     two distinct points it makes."""
@@ -258,35 +258,49 @@ def user_factory(fn: Callable[..., Any], seed: int, symbols: Sequence[str],
         result = fn(point.get(BATCH)) if tuple(symbols) == (BATCH,) else fn(**point.as_dict())
         inputs = normalize(result)
         if len(checked) < 2 and point not in checked:
-            check_dims(inputs, refs, point, param_names)
+            check_dims(inputs, refs, point, param_names, error)
             checked.append(point)
         return inputs
 
     return make
 
 
-def check_dims(inputs: Inputs, refs: Sequence[DimRef], point: Point,
-               param_names: Sequence[str | None] = ()) -> None:
-    """Every declared dim must name something the inputs have (a TargetError otherwise); a
-    non-tensor or a dim whose size is not the symbol's is warned about."""
+#: (scenario key or None, message, remedy) -> the error to raise; the loader's names the file and
+#: line of the key (a ScenarioError)
+ErrorAt = Callable[[Any, str, Any], Exception]
+
+
+def check_dims(inputs: Inputs, refs: Sequence[DimRef], point: Point | None,
+               param_names: Sequence[str | None] = (), error: ErrorAt | None = None,
+               driver: bool = False) -> None:
+    """Every declared dim must name something the inputs have (an error naming the dims key
+    otherwise); a non-tensor or a dim whose size is not the symbol's is warned about. Without a
+    ``point`` sizes are not compared (a ``driver``'s calls, whose sizes change within a point)."""
     import torch
 
     from .errors import TargetError
 
+    def fail(ref: DimRef, message: str, remedy: str | None = None) -> Exception:
+        if error is not None and ref.key is not None:
+            return error(ref.key, message, remedy)
+        label = ref.key or ("batch_dims" if ref.symbol == BATCH else f"dims: {ref.symbol}:")
+        return TargetError(f"{label} {message}", remedy)
+
     args, kwargs = inputs
     for ref in refs:
         found = list(resolve(ref.path, args, kwargs, param_names))
-        label = "batch_dims" if ref.symbol == BATCH else f"dims: {ref.symbol}:"
+        label = ref.key or ("batch_dims" if ref.symbol == BATCH else f"dims: {ref.symbol}:")
         if not found:
             if isinstance(ref.path.head, int) and not ref.path.steps:
-                raise TargetError(f"{label} names argument {ref.path.head}, but the factory "
-                                  f"returned {len(args)} argument(s)",
-                                  "Argument indexes count from 0 in the tuple make_inputs "
-                                  "returns.")
-            have = [str(i) for i in range(len(args))] + list(kwargs)
-            raise TargetError(f"{label} names {ref.path}, which the factory's inputs do not have",
-                              "Arguments: " + (", ".join(have) or "none") + ". Positional "
-                              "indexes count from 0; keywords and paths name what it returns.")
+                raise fail(ref, f"names argument {ref.path.head}, but " + (
+                    f"the driver called the target with {len(args)} positional argument(s)"
+                    if driver else f"the factory returned {len(args)} argument(s)"),
+                    "Argument indexes count from 0 in the positional arguments.")
+            made = "the driver's call does" if driver else "the factory's inputs do"
+            raise fail(ref, f"names {ref.path}, which {made} not have: "
+                       f"{why_unresolved(ref.path, args, kwargs, param_names)}",
+                       "Positional indexes count from 0; keywords and paths name what it "
+                       "passes, e.g. input_ids, cache.keys[*], batch[\"pixel_values\"].")
         for path, value in found:
             if not isinstance(value, torch.Tensor):
                 # Still a valid run (e.g. a list of B tensors): only the marks have nothing to mark.
@@ -296,9 +310,9 @@ def check_dims(inputs: Inputs, refs: Sequence[DimRef], point: Point,
                 continue
             for dim in ref.dims:
                 if not -value.dim() <= dim < value.dim():
-                    raise TargetError(f"{label} names dim {dim} of argument {path}, which has "
-                                      f"{value.dim()} dim(s) (shape {list(value.shape)})")
-                size = point.get(ref.symbol)
+                    raise fail(ref, f"names dim {dim} of argument {path}, which has "
+                               f"{value.dim()} dim(s) (shape {list(value.shape)})")
+                size = None if point is None else point.get(ref.symbol)
                 if size is not None and value.shape[dim] != size:
                     warnings.warn(f"recompile-probe: {label} names dim {dim} of argument {path}, "
                                   f"of size {value.shape[dim]} at {point}, not "

@@ -81,6 +81,9 @@ def eager_reference(target: LoadedTarget, points: tuple[Point, ...], repeats: in
                     ) -> EagerReference:
     ref = EagerReference()
     last: Inputs | None = None
+    #: the grad / inference mode of the last call: a driver may call under no_grad
+    modes: list[tuple[bool, bool]] = []
+    mode = (torch.is_grad_enabled(), torch.is_inference_mode_enabled())
     with compat.eager_stance():
         for index, point in enumerate(points):
             if point in ref.outputs:
@@ -89,7 +92,10 @@ def eager_reference(target: LoadedTarget, points: tuple[Point, ...], repeats: in
                 seen: list[Inputs] = []
 
                 def fn(*args: Any, **kwargs: Any) -> Any:
+                    if target.driver_dims is not None:  # dims name what the driver passes
+                        target.driver_dims(args, kwargs)
                     seen.append((args, kwargs))
+                    modes.append((torch.is_grad_enabled(), torch.is_inference_mode_enabled()))
                     out = target.fn(*args, **kwargs)
                     ref.calls.setdefault(point, []).append(out)
                     return out
@@ -97,6 +103,7 @@ def eager_reference(target: LoadedTarget, points: tuple[Point, ...], repeats: in
                 ref.outputs[point] = _eager(lambda: target.driver(fn, **point.as_dict()),
                                             index, point, "the driver")
                 last = seen[-1] if seen else last
+                mode = modes[-1] if modes else mode
                 continue
             assert target.make_inputs is not None
             try:
@@ -112,12 +119,16 @@ def eager_reference(target: LoadedTarget, points: tuple[Point, ...], repeats: in
             ref.outputs[point] = _eager(lambda: target.fn(*args, **kwargs), index, point,
                                         "the target")
             last = (args, kwargs)
+        if target.driver_dims is not None:
+            target.driver_dims.finish()
         if repeats and target.make_inputs is not None:
             last = target.make_inputs(points[-1])
         if repeats and last is not None:
             args, kwargs = last
-            ref.steady_us = statistics.median(_samples_us(_synced(
-                lambda: target.fn(*args, **kwargs), _wait_for_device(args, kwargs)), repeats))
+            with torch.set_grad_enabled(mode[0]), torch.inference_mode(mode[1]):
+                ref.steady_us = statistics.median(_samples_us(_synced(
+                    lambda: target.fn(*args, **kwargs), _wait_for_device(args, kwargs)),
+                    repeats))
     return ref
 
 
@@ -338,6 +349,11 @@ class _Driver:
         self.events: list[CompileEvent] = []
         self.error: RunError | None = None
         self.last_inputs: Inputs | None = None
+        #: (grad, inference mode) the last call ran under: a driver may call under no_grad, and
+        #: the steady state must replay that call, not one that misses its cache entry
+        self.last_mode: tuple[bool, bool] = (True, False)
+        #: graphs made by the sequence itself, read before the steady state adds any
+        self.sequence_graphs: int | None = None
         self.notes: list[str] = []
         self.guard_check_us: float | None = None
         self.timing: Timing | None = None
@@ -369,7 +385,8 @@ class _Driver:
             else:
                 self._drive_point(point_index, point)
             if self.error is not None:
-                return
+                break
+        self.sequence_graphs = self.graphs()
 
     def _drive_point(self, point_index: int, point: Point) -> None:
         expected = self.reference.calls.get(point, [])
@@ -433,6 +450,7 @@ class _Driver:
         self.calls.append(Call(index, batch or 0, self._event(new, args, kwargs), latency, match,
                                graphs, failed, **where))
         self.last_inputs = (args, kwargs)
+        self.last_mode = (torch.is_grad_enabled(), torch.is_inference_mode_enabled())
         return out
 
     def _served(self, args: tuple, kwargs: dict) -> Any:
@@ -464,16 +482,18 @@ class _Driver:
         if self.error is not None or self.last_inputs is None or not self.scenario.repeats:
             return None
         args, kwargs = self.last_inputs
-        self._call(args, kwargs)  # untimed: a compile here must not pollute the median
-        self.timing = Timing.of(_samples_us(lambda: self._call(args, kwargs),
-                                            self.scenario.repeats))
-        steady = self.timing.median_us
-        entry = self._served(args, kwargs) if self._locals_ok else None
-        f_locals = guards.frame_locals(self.target.fn, args, kwargs)
-        if entry and f_locals is not None:
-            before = (lambda: self._mark(args, kwargs)) if self.mark is not None else None
-            cost = guards.check_cost_us(entry, f_locals, before)
-            self.guard_check_us = None if cost is None else round(cost, 3)
+        grad, inference = self.last_mode
+        with torch.set_grad_enabled(grad), torch.inference_mode(inference):
+            self._call(args, kwargs)  # untimed: a compile here must not pollute the median
+            self.timing = Timing.of(_samples_us(lambda: self._call(args, kwargs),
+                                                self.scenario.repeats))
+            steady = self.timing.median_us
+            entry = self._served(args, kwargs) if self._locals_ok else None
+            f_locals = guards.frame_locals(self.target.fn, args, kwargs)
+            if entry and f_locals is not None:
+                before = (lambda: self._mark(args, kwargs)) if self.mark is not None else None
+                cost = guards.check_cost_us(entry, f_locals, before)
+                self.guard_check_us = None if cost is None else round(cost, 3)
         return steady
 
 
@@ -507,7 +527,7 @@ def _summarize(driver: _Driver, entries: list[guards.EntryInfo] | None, steady: 
         backend=scenario.backend,
         status="error" if driver.error else "ok",
         error=driver.error,
-        graphs=driver.graphs(),
+        graphs=driver.sequence_graphs,
         compiles=len(events) if driver.metrics_ok else None,
         recompiles=sum(e.recompile for e in events) if driver.metrics_ok else None,
         cache_entries=None if entries is None else len(entries),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 BATCH = "B"
@@ -292,6 +292,69 @@ def _walk(value: Any, at: Path, steps: list[tuple[str, Any]]) -> Iterator[tuple[
     yield from _walk(child, Path(at.head, at.steps + ((kind, arg),)), rest)
 
 
+def why_unresolved(path: Path, args: Sequence[Any], kwargs: Mapping[str, Any],
+                   arg_names: Sequence[str | None] = ()) -> str:
+    """Why ``path`` names nothing in these inputs: the first step that finds nothing (a ``[*]``
+    is followed through its first element)."""
+    names = list(arg_names)
+    if isinstance(path.head, int):
+        if path.head >= len(args):
+            return f"there are {len(args)} positional argument(s)"
+        value: Any = args[path.head]
+    elif path.head in kwargs:
+        value = kwargs[path.head]
+    elif path.head in names and names.index(path.head) < len(args):
+        value = args[names.index(path.head)]
+    else:
+        have = [n or str(i) for i, n in enumerate(names[:len(args)] or [None] * len(args))]
+        have += [str(k) for k in kwargs if k not in have]
+        return (f"no argument is called {path.head!r} (arguments: {', '.join(have) or 'none'})"
+                + _did_you_mean(str(path.head), have))
+    at = Path(path.head)
+    for kind, arg in path.steps:
+        if kind == "*":
+            items = list(value.values()) if isinstance(value, dict) else \
+                list(value) if isinstance(value, (list, tuple)) else None
+            if items is None:
+                return (f"{at} is {_article(value)}, not a list, tuple or dict: [*] has nothing "
+                        "to expand")
+            if not items:
+                return f"{at} is empty"
+            first = next(iter(value)) if isinstance(value, dict) else 0
+            value, at = items[0], Path(at.head, at.steps + (
+                ("key" if isinstance(value, dict) else "index", first),))
+            continue
+        try:
+            value = getattr(value, arg) if kind == "attr" else value[arg]
+        except (AttributeError, KeyError, IndexError, TypeError):
+            step = str(Path(0, ((kind, arg),)))[1:]
+            if kind == "attr":
+                have = sorted(k for k in getattr(value, "__dict__", {}) if not k.startswith("_"))
+            elif isinstance(value, dict):
+                have = [repr(k) for k in value]
+            elif isinstance(value, (list, tuple)):
+                have = [f"{len(value)} element(s)"]
+            else:
+                have = []
+            return (f"{at} ({_article(value)}) has no {step}" +
+                    (f"; it has {', '.join(have)}" if have else "") +
+                    _did_you_mean(str(arg), [h.strip("'\"") for h in have]))
+        at = Path(at.head, at.steps + ((kind, arg),))
+    return f"{path} names nothing"
+
+
+def _did_you_mean(name: str, choices: Sequence[str]) -> str:
+    import difflib
+
+    match = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
+
+def _article(value: Any) -> str:
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
 def dynamo_source(path: Path, arg_names: Sequence[str | None], var_keyword: str | None) -> str | None:
     """The source Dynamo names this value by in guards and reasons: ``L['x']``,
     ``L['kwargs']['input_ids']``, ``L['past_key_values'].key_cache[0]``; None if unknown."""
@@ -320,6 +383,9 @@ class DimRef:
     symbol: str
     path: Path
     dims: tuple[int, ...]
+    #: the scenario key it was written under ("dims.S.input_ids"), so a path that names nothing
+    #: in the actual inputs is reported at its line; None for dims read from tensor shapes
+    key: str | None = field(default=None, compare=False)
 
 
 def parse_dims(key: str, value: Any, symbols: Sequence[str],
@@ -358,7 +424,7 @@ def parse_arg_dims(key: str, value: Any, symbol: str) -> list[DimRef]:
         for j, d in enumerate(dims):
             if isinstance(d, bool) or not isinstance(d, int):
                 raise SizeError(f"{akey}[{j}]", f"expected a dim index, got {_type(d)} ({d!r})")
-        out.append(DimRef(symbol, path, tuple(dims)))
+        out.append(DimRef(symbol, path, tuple(dims), akey))
     return out
 
 

@@ -41,6 +41,8 @@ class LoadedTarget:
     var_keyword: str | None = None
     #: driver(fn, **sizes) -> result, when the scenario drives a program
     driver: Callable[..., Any] | None = None
+    #: checks each call a driver makes against ``dims`` (see DriverDims); None without a driver
+    driver_dims: "DriverDims | None" = None
 
     def make_args(self, batch_size: int) -> tuple:
         """The positional arguments at batch size ``batch_size`` (a batch-only scenario)."""
@@ -116,17 +118,68 @@ def load(scenario: Scenario) -> LoadedTarget:
         if not callable(driver):
             raise scenario.error("driver", f"{scenario.driver!r} is not callable")
         return LoadedTarget(scenario.target, fn, compiled, None, scenario.dims, names, var_kw,
-                            driver)
+                            _seeded(driver, scenario.seed),
+                            DriverDims(scenario.dims, names, _error_at(scenario)))
     if scenario.factory:
         factory = resolve(scenario, scenario.factory, "factory")
         if not callable(factory):
             raise scenario.error("factory", f"{scenario.factory!r} is not callable")
-        make = inputs.user_factory(factory, scenario.seed, scenario.symbols, scenario.dims, names)
+        make = inputs.user_factory(factory, scenario.seed, scenario.symbols, scenario.dims, names,
+                                   _error_at(scenario))
     else:
         assert scenario.inputs is not None
         keys = scenario.input_keys or tuple(range(len(scenario.inputs)))
         make = inputs.spec_factory(tuple(zip(keys, scenario.inputs)), scenario.seed)
     return LoadedTarget(scenario.target, fn, compiled, make, scenario.dims, names, var_kw)
+
+
+def _seeded(driver: Callable[..., Any], seed: int) -> Callable[..., Any]:
+    """The driver with torch's global RNG seeded per point, as a factory is: a program that draws
+    its inputs from it sees the same ones in the eager reference and under every strategy."""
+    def run(fn: Callable, **sizes: int) -> Any:
+        import torch
+
+        from ..inputs import seed_for
+
+        torch.manual_seed(seed_for(seed, Point.of(sizes)))
+        return driver(fn, **sizes)
+
+    return run
+
+
+def _error_at(scenario: Scenario) -> Callable[[str, str, str | None], Exception]:
+    """Errors about the inputs, at the line of the scenario key they come from."""
+    return lambda key, message, remedy: scenario.error(key, message, remedy)
+
+
+class DriverDims:
+    """``dims`` against the calls a driver makes. A path may name nothing in some calls (a cache
+    that is None at prefill), so it only has to name something in one call of the sequence;
+    a dim past a tensor's rank is an error at once."""
+
+    def __init__(self, refs: tuple[DimRef, ...], names: list[str | None],
+                 error: Callable[[str, str, str | None], Exception]) -> None:
+        self.refs, self.names, self.error = refs, names, error
+        self.found: set[int] = set()
+        self.last: Inputs | None = None
+
+    def __call__(self, args: tuple, kwargs: dict) -> None:
+        from ..inputs import check_dims
+
+        self.last = (args, kwargs)
+        for i, ref in enumerate(self.refs):
+            if any(True for _ in resolve_path(ref.path, args, kwargs, self.names)):
+                self.found.add(i)
+                check_dims(self.last, [ref], None, self.names, self.error, driver=True)
+
+    def finish(self) -> None:
+        """After the sequence: a path that named nothing in any call is an error."""
+        from ..inputs import check_dims
+
+        if self.last is None:
+            return
+        missing = [ref for i, ref in enumerate(self.refs) if i not in self.found]
+        check_dims(self.last, missing, None, self.names, self.error, driver=True)
 
 
 def resolve(scenario: Scenario, spec: str, key: str) -> Any:
