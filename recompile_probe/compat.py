@@ -8,6 +8,8 @@ older or newer torch, and never guesses a number.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import logging
 from typing import Any, Callable, Iterator
 
@@ -191,7 +193,7 @@ def stance_rejections(on_rejected: Callable[[Any, list[str], list[str]], None]) 
     guards_mod = getattr(torch._dynamo, "guards", None)
     original = getattr(guards_mod, "get_and_maybe_log_recompilation_reasons", None)
     eval_frame = getattr(torch._dynamo, "eval_frame", None)
-    if original is None or not hasattr(eval_frame, "_stance"):
+    if original is None or not hasattr(eval_frame, "_stance") or not _stance_reads_reasons():
         yield False
         return
 
@@ -213,6 +215,54 @@ def stance_rejections(on_rejected: Callable[[Any, list[str], list[str]], None]) 
     finally:
         if guards_mod.get_and_maybe_log_recompilation_reasons is observed:
             guards_mod.get_and_maybe_log_recompilation_reasons = original
+
+
+@functools.lru_cache(maxsize=None)
+def _stance_reads_reasons() -> bool:
+    """Whether this torch's fail_on_recompile path asks for the guard failures (2.13 does; 2.9
+    raises without looking at them, so there is nothing to observe)."""
+    eval_frame = getattr(torch._dynamo, "eval_frame", None)
+    try:
+        source = inspect.getsource(eval_frame)
+    except (OSError, TypeError):
+        return False
+    start = source.find('"fail_on_recompile"')
+    return start >= 0 and "get_and_maybe_log_recompilation_reasons" in source[start:start + 4000]
+
+
+# --- knobs a release may have without honouring them -----------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def knob_not_honoured(dotted: str) -> str | None:
+    """Why a config this torch has does nothing here, measured by a canary compile; None when it
+    works (or no canary is known for it). Runs at most once per knob and process, in a fresh
+    Dynamo state that it leaves fresh."""
+    if dotted != "torch.compiler.config.unbacked_sources":
+        return None
+
+    def canary(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    reset_dynamo()
+    try:
+        counter = [0]
+
+        def backend(gm: Any, example_inputs: Any) -> Any:
+            counter[0] += 1
+            return gm
+
+        with torch.compiler.config.patch(unbacked_sources="L['x']:0"), quiet_torch_logs():
+            compiled = torch.compile(canary, backend=backend)
+            for n in (1, 2, 3):
+                compiled(torch.ones(n))
+    except Exception as exc:  # noqa: BLE001 - a knob that breaks compiles is not honoured either
+        return f"{dotted} makes a canary compile fail in this torch ({type(exc).__name__})"
+    finally:
+        reset_dynamo()
+    if counter[0] != 1:
+        return (f"{dotted} exists in this torch but is not honoured: a canary marked through it "
+                f"compiled {counter[0]} times for sizes 1, 2, 3 (1 when honoured)")
+    return None
 
 
 # --- cache entries and guard trees ----------------------------------------------------------------
@@ -292,7 +342,9 @@ def structured_trace(directory: str) -> Iterator[Callable[[], str | None]]:
     try:
         yield lambda: path[0]
     finally:
-        path[0] = getattr(handler, "_stream_path", None)
+        # 2.13 keeps the file's path in _stream_path; older releases only in the stream's name.
+        path[0] = getattr(handler, "_stream_path", None) or \
+            getattr(getattr(handler, "stream", None), "name", None)
         trace_log.removeHandler(handler)
         handler.close()
         trace_log.setLevel(old_level)

@@ -285,6 +285,8 @@ def group_alive(pgid: int) -> bool:
 
 def _failed_run(scenario: Scenario, strategy: str, name: str, sequence: tuple[int, ...],
                 error: RunError) -> Run:
-    return figureless_run(scenario.target, name, sequence, strategy, scenario.backend, "error",
-                          error, description=scenario.strategy(strategy).description,
-                          isolation="process")
+    run = figureless_run(scenario.target, name, sequence, strategy, scenario.backend, "error",
+                         error, description=scenario.strategy(strategy).description,
+                         isolation="process")
+    points = scenario.points.get(name, ())
+    return replace(run, points=tuple(p.as_dict() for p in points))

@@ -30,6 +30,9 @@ class Recorder:
         self.events: list[CompileEvent] = []
         #: False when records were lost (the deque overflowed between two reads): counts are n/a
         self.complete = True
+        #: whether recompiles refused by set_stance("fail_on_recompile") can be seen in this torch
+        #: (2.13 passes them through a function we observe; older releases raise without trace)
+        self.sees_stance_rejections = False
         self._on_event = on_event
         self._builder = EventBuilder()
         self._graphs_seen: int | None = None
@@ -46,7 +49,8 @@ class Recorder:
         try:
             self._streaming = stack.enter_context(compat.metrics_stream(self._on_metrics))
             stack.enter_context(compat.recompiles_stream(self._on_recompile_message))
-            stack.enter_context(compat.stance_rejections(self._on_rejected))
+            self.sees_stance_rejections = stack.enter_context(
+                compat.stance_rejections(self._on_rejected))
             if not self._streaming:
                 stack.enter_context(compat.keep_all_metrics())
         except BaseException:

@@ -228,6 +228,11 @@ def missing_features(strategy: Strategy, *, target_is_compiled: bool = False) ->
             return f"config module for {dotted} does not exist in this torch"
         if not hasattr(module, attr):
             return f"config {dotted} does not exist in this torch"
+        from .compat import knob_not_honoured
+
+        why = knob_not_honoured(dotted)
+        if why is not None:
+            return why
     if strategy.stance:
         import torch
 

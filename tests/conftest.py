@@ -56,3 +56,20 @@ def hand_count(fn, make_args, sequence, *, dynamic=None, mark=None, batch_dims=N
                 break
     torch._dynamo.reset()
     return counter.frame_count, error
+
+
+def unbacked_sources_honoured() -> bool:
+    """Whether this torch honours torch.compiler.config.unbacked_sources (2.9 has it but ignores
+    it): measured by the tool's canary, which tests elsewhere check against a hand count."""
+    from recompile_probe.compat import knob_not_honoured
+
+    return knob_not_honoured("torch.compiler.config.unbacked_sources") is None
+
+
+def torch_at_least(version: str) -> bool:
+    import torch
+
+    def parts(v: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in v.split("+")[0].split(".")[:2])
+
+    return parts(torch.__version__) >= parts(version)

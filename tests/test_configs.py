@@ -67,8 +67,12 @@ def test_shipped_config_runs_and_matches_compile_counter(name):
     assert report.complete
     assert len(report.runs) == len(scenario.strategies) * len(scenario.sequences)
     target = loader.load(scenario)
+    unsupported = {r.strategy for r in report.runs if r.status == "unsupported"}
     for run in report.runs:
         where = f"{name} {run.sequence_name} {run.strategy}"
+        if run.strategy in unsupported:  # a knob this torch lacks or ignores (measured): no figures
+            assert run.compiles is None and run.error.type == "Unsupported", where
+            continue
         graphs, error = _by_hand(scenario, target, run.strategy, run.sequence, SOURCES[name])
         assert error is None and run.status == "ok", where
         assert run.graphs == graphs, where
@@ -76,7 +80,9 @@ def test_shipped_config_runs_and_matches_compile_counter(name):
         assert run.failed_compiles == 0, where
     if name == "ci_budgets.yaml":  # the gate it ships passes on the op it gates
         judged, checked = check.judge(report, scenario)
-        assert checked > 0 and [r.violations for r in judged.runs if r.violations] == []
+        # On a torch that lacks a strategy's knob its budgets cannot be verified, and fail.
+        assert checked > 0 and [r.violations for r in judged.runs
+                                if r.violations and r.strategy not in unsupported] == []
 
 
 def test_user_callable_is_an_nn_module():

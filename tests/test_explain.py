@@ -98,8 +98,10 @@ def test_dtype_change_has_no_fix_and_says_why(write_scenario):
     result = CliRunner().invoke(app, ["explain", str(path), "--quiet", "--format", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert {x["strategy"] for x in data["explanations"]} == {"default", "mark_unbacked",
-                                                             "unbacked_sources"}
+    from conftest import unbacked_sources_honoured
+
+    assert {x["strategy"] for x in data["explanations"]} == {"default", "mark_unbacked"} | (
+        {"unbacked_sources"} if unbacked_sources_honoured() else set())
     for x in data["explanations"]:
         (recompile,) = x["recompile_reasons"]
         assert recompile["reason_kind"] == "dtype_change"
@@ -267,7 +269,14 @@ def test_two_symbols_explain_names_points_changes_and_symbols(write_scenario):
                                                                       {"B": 1, "S": 33})
     assert first["reason_detail"]["symbol"] == "S" and first["reason_detail"]["dim"] == 1
     assert [e["sizes"] for e in x["entries"]][:2] == [{"B": 1, "S": 7}, {"B": 1, "S": 33}]
-    # the fixes were measured on this very call
-    assert {f["strategy"] for f in first["fixes"]} >= {"mark_unbacked", "mixed"}
+    # the fixes were measured on this very call: exactly the runs that did not recompile there
+    from conftest import torch_at_least
+
+    fixed = {r.strategy for r in report.runs_for("prefill") if r.strategy != "default"
+             and r.status == "ok" and r.outputs_match is True
+             and r.calls[1].event not in ("recompile", "error", "eager")}
+    assert {f["strategy"] for f in first["fixes"]} == fixed
+    if torch_at_least("2.13"):  # measured on 2.13-2.15; 2.9 recompiles here under both
+        assert fixed >= {"mark_unbacked", "mixed"}
     md = explanation.markdown(report, xs, notes)
     assert "Recompile at call 1 (S 7 → 33), 0/1: static_size_change" in md

@@ -46,10 +46,17 @@ def test_default_scenario_matches_the_vllm_story():
         assert [c.event for c in run.calls] == ["compile", "recompile", "hit"]
         assert reason in run.compile_events[1].reason
         assert run.compile_events[1].call_index == 1
+    from recompile_probe.compat import knob_not_honoured
+
+    unhonoured = knob_not_honoured("torch.compiler.config.unbacked_sources")
     for name in ("mark_unbacked", "unbacked_sources", "backed_size_oblivious"):
         run = runs[("rl", name)]
+        if name == "unbacked_sources" and unhonoured:  # e.g. torch 2.9: measured, not assumed
+            assert run.status == "unsupported" and "not honoured" in run.error.message
+            continue
         assert (run.compiles, run.recompiles, run.graphs) == (1, 0, 1), name
-    assert all(r.outputs_match is True and r.status == "ok" for r in runs.values())
+    assert all(r.outputs_match is True and r.status == "ok" for r in runs.values()
+               if r.status != "unsupported")
 
 
 def test_counts_equal_compilation_metrics_and_cache_entries():
@@ -251,7 +258,12 @@ def test_gather_logprobs_pipeline_matches_eager():
         "sequences: {rl: [1, 2, 8]}\nstrategies: [default, mark_unbacked]\n"))
     report = run_scenario(scenario)
     by = {r.strategy: r for r in report.runs}
-    assert by["default"].graphs == 2 and by["mark_unbacked"].graphs == 1
+    target = loader.load(scenario)
+    from torch._dynamo.decorators import mark_unbacked
+
+    assert (by["default"].graphs, None) == hand_count(target.fn, target.make_args, [1, 2, 8])
+    assert (by["mark_unbacked"].graphs, None) == hand_count(
+        target.fn, target.make_args, [1, 2, 8], mark=mark_unbacked, batch_dims=target.batch_dims)
     assert all(r.outputs_match for r in report.runs)
     assert to_dict(report)["runs"][0]["calls"][0]["event"] == "compile"
 
@@ -314,11 +326,19 @@ def test_batch_that_is_not_a_tensor_dim_runs_every_strategy(write_scenario):
     """)
     scenario, runs, report = _runs(path)
     target = loader.load(scenario)
+    from conftest import unbacked_sources_honoured
+
+    honoured = unbacked_sources_honoured()
     for name, run in runs.items():
+        if name[1] == "unbacked_sources" and not honoured:
+            assert run.status == "unsupported"
+            continue
         graphs, error = _independent(scenario, run)
         assert error is None and run.status == "ok" and run.outputs_match is True
         assert run.compiles == run.graphs == graphs, name[1]
     assert runs[("s", "mark_unbacked")].marked_dims == 0
+    if not honoured:
+        return
     assert runs[("s", "unbacked_sources")].marked_dims == 0
     assert runs[("s", "default")].marked_dims is None and runs[("s", "default")].notes == ()
     assert "nothing to mark" in runs[("s", "mark_unbacked")].notes[0]
@@ -337,16 +357,23 @@ def _per_call_by_hand(fn, make_args, sequence, **compile_kwargs):
     from torch._dynamo.testing import CompileCounter
     from torch._dynamo.utils import clear_compilation_metrics, get_compilation_metrics
 
+    import inspect
+
     torch._dynamo.reset()
     clear_compilation_metrics()
     counter = CompileCounter()
+    limit = None
+    if "recompile_limit" in compile_kwargs and \
+            "recompile_limit" not in inspect.signature(torch.compile).parameters:
+        limit = compile_kwargs.pop("recompile_limit")  # older torch: the config does it
     compiled = torch.compile(fn, backend=counter, **compile_kwargs)
     out = []
-    for b in sequence:
-        graphs, records = counter.frame_count, len(get_compilation_metrics())
-        compiled(*make_args(b))
-        failed = sum(m.fail_type is not None for m in get_compilation_metrics()[records:])
-        out.append((counter.frame_count - graphs, failed))
+    with torch._dynamo.config.patch(**({} if limit is None else {"recompile_limit": limit})):
+        for b in sequence:
+            graphs, records = counter.frame_count, len(get_compilation_metrics())
+            compiled(*make_args(b))
+            failed = sum(m.fail_type is not None for m in get_compilation_metrics()[records:])
+            out.append((counter.frame_count - graphs, failed))
     torch._dynamo.reset()
     return out
 
