@@ -56,6 +56,9 @@ _USER_LOC = re.compile(r"^(?:(?P<code>.*)  # )?(?P<path>[^\s#][^#]*?):(?P<line>\
 _LOC_IN_TEXT = re.compile(r"(?:^|  # )(?P<path>[^\s#()]+):(?P<line>\d+) in (?P<fn>[^\s()]+)")
 # torch's strip_local_scope: L['x'] -> x, as recompile messages print sources
 _LOCAL_SCOPE = re.compile(r"L\[\s*['\"](.*?)['\"]\s*\]")
+# the range guard Dynamo writes per symbol: "lo <= src", "lo <= src <= hi" or "src <= hi"
+_RANGE = re.compile(r"^(?:-?\d+ <= (?P<a>.+?)(?: <= -?\d+)?|(?P<b>.+?) <= -?\d+)$")
+_INTEGER = re.compile(r"^-?\d+$")
 _TENSOR_PROPERTY = re.compile(r"\.(?:size\(\)\[\d+\]|stride\(\)\[\d+\]|storage_offset\(\))$")
 
 
@@ -525,7 +528,9 @@ class _Constraint:
     symbols: frozenset  # free symbols as written
     roots: frozenset  # the same after unification (constants drop out)
     origin: Origin
-    unifies: bool  # relates two symbols (an Eq guard, a replacement by another symbol)
+    #: bound (a guard on one symbol), unify (relates symbols: an Eq guard, a replacement by
+    #: another symbol) or specialize (a replacement by a constant, its Eq guard)
+    kind: str
 
 
 @dataclass(frozen=True)
@@ -543,12 +548,16 @@ class CompileOrigins:
     _slocs: dict = field(default_factory=dict, repr=False, compare=False)
     _constraints: tuple = field(default=(), repr=False, compare=False)
     _resolver: Any = field(default=None, repr=False, compare=False)
+    _source_order: tuple | None = field(default=None, repr=False, compare=False)
 
     def sources_in(self, guard_code: str) -> tuple[str, ...]:
-        """Known sources named in a guard's code, as the ShapeEnv names them (L['x']...)."""
-        found: list[str] = []
-        spans: list[tuple[int, int]] = []
-        for text in sorted(self._source_symbol, key=len, reverse=True):
+        """Known sources named in a guard's code, as the ShapeEnv names them (L['x']...), in the
+        order they appear; the longest name wins where two overlap."""
+        if self._source_order is None:
+            object.__setattr__(self, "_source_order",
+                               tuple(sorted(self._source_symbol, key=len, reverse=True)))
+        spans: list[tuple[int, int, str]] = []
+        for text in self._source_order:
             start = guard_code.find(text)
             while start >= 0:
                 end = start + len(text)
@@ -556,16 +565,30 @@ class CompileOrigins:
                 after = guard_code[end] if end < len(guard_code) else " "
                 whole = not (before.isalnum() or before in "_.]'\"") and not (
                     (text[-1].isalnum() or text[-1] == "_") and (after.isalnum() or after in "_.[("))
-                if whole and not any(s < end and start < e for s, e in spans):
-                    spans.append((start, end))
-                    name = self._source_symbol[text][1]
-                    if name not in found:
-                        found.append(name)
+                if whole and not any(s < end and start < e for s, e, _ in spans):
+                    spans.append((start, end, self._source_symbol[text][1]))
                 start = guard_code.find(text, start + 1)
-        return tuple(found)
+        return tuple(dict.fromkeys(name for _, _, name in sorted(spans)))
 
-    def _is_source(self, text: str) -> bool:
-        return text in self._source_symbol
+    def _folded_kinds(self, code: str) -> frozenset[str]:
+        """Which constraints Dynamo may have folded into a final guard of this shape.
+
+        Dynamo writes three kinds of shape guard: a value range per symbol (``5 <= src``, every
+        bound and unification of the symbol folded in), an input equality per extra source
+        (``src == other``: made by unification; ``src == 3``: by specialization) and the issued
+        guards themselves, each credited to its own creating line (nothing folded in).
+        """
+        match = _RANGE.match(code)
+        if match is not None and (match.group("a") or match.group("b")) in self._source_symbol:
+            return frozenset({"bound", "unify", "specialize"})
+        left, eq, right = code.partition(" == ")
+        if eq and left.strip() in self._source_symbol:
+            right = right.strip()
+            if _INTEGER.match(right):
+                return frozenset({"specialize"})
+            if self.sources_in(right):
+                return frozenset({"unify"})
+        return frozenset()
 
     def attribute(self, text: str, first_uses: dict[str, Origin] | None = None
                   ) -> GuardAttribution:
@@ -582,17 +605,13 @@ class CompileOrigins:
                             if s in self._source_symbol)
         roots = frozenset().union(*(self._roots.get(s, frozenset({s})) for s in symbols))
         credited = self._credited(comment)
-        # "a == b" between sources: only what unified them made it; a bound on the shared
-        # symbol (x > 4) did not, although it limits the same symbol
-        left, eq, right = code.partition(" == ")
-        equality = bool(eq) and self._is_source(left.strip()) and bool(self.sources_in(right))
+        kinds = self._folded_kinds(code)
         contributing: list[Origin] = []
         seen: set[tuple[str, int]] = set()
-        if symbols:
+        if symbols and kinds:
             for c in self._constraints:
-                if equality and not c.unifies:
-                    continue
-                if c.roots <= roots and (c.symbols | c.roots) & (symbols | roots):
+                if c.kind in kinds and c.roots <= roots and \
+                        (c.symbols | c.roots) & (symbols | roots):
                     key = (c.origin.file, c.origin.line)
                     if key not in seen:
                         seen.add(key)
@@ -627,6 +646,10 @@ class CompileOrigins:
         resolver = self._resolver or FileResolver()
         out = [resolver.origin(loc, "created") for loc in locs_in_comment(comment)]
         return [o for o in out if o is not None]
+
+
+def _guard_kind(free: frozenset, role: str) -> str:
+    return "specialize" if role == "specialized" else "unify" if len(free) > 1 else "bound"
 
 
 def extract(cap: Capture) -> CompileOrigins | None:
@@ -701,7 +724,7 @@ def _extract(cap: Capture) -> CompileOrigins | None:
         if origin is not None:
             slocs[str(guard.sloc)] = origin
             constraints.append(_Constraint(free, frozenset().union(*(roots(s) for s in free)),
-                                           origin, len(free) > 1))
+                                           origin, _guard_kind(free, role)))
         guard_records.append(ShapeGuardOrigin(
             str(expr), tuple(source_names[s][0] for s in sorted(free, key=str)
                              if source_names.get(s)), origin))
@@ -722,7 +745,8 @@ def _extract(cap: Capture) -> CompileOrigins | None:
             origin = exact or origin
         if origin is not None:
             slocs[str(sloc)] = origin
-            constraints.append(_Constraint(frozenset({sym}), roots(sym), origin, value is None))
+            constraints.append(_Constraint(frozenset({sym}), roots(sym), origin,
+                                           "specialize" if value is not None else "unify"))
 
     duck: list[DuckSizing] = []
     for sym, names in source_names.items():
