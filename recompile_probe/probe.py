@@ -590,7 +590,8 @@ def _marking(driver: _Driver, strategy: Strategy, target: LoadedTarget,
             return 0, (f"nothing to mark: {why}; ran without marks",)
         return marked, ()
     if by_sources:
-        named = target.sources(acting, driver.last_inputs)
+        # a driver's sources were set from every call of the eager reference (see _setup)
+        named = target.sources(acting, driver.last_inputs if target.driver is None else None)
         if not named:
             return 0, (f"nothing to name: {why}; set no source",)
         return len(named), ()

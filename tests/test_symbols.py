@@ -268,6 +268,25 @@ def test_driver_drawing_from_the_global_rng_is_compared_on_equal_inputs(write_sc
         assert run.graphs == sum(c.graphs for c in run.calls), run.strategy
 
 
+@pytest.mark.slow
+def test_driver_sources_expand_star_paths_from_the_calls_it_made(write_scenario):
+    # unbacked_sources needs concrete sources: a driver's `xs[*]` becomes L['xs'][0], L['xs'][1]
+    # from the calls of the eager reference (there is no factory to ask)
+    path = write_scenario(f"""
+        target: {TARGETS}:sum_rows
+        driver: {TARGETS}:list_driver
+        dims: {{B: {{"xs[*]": [0]}}}}
+        sequences: {{s: [2, 3, 4]}}
+        strategies: [default, unbacked_sources]
+        repeats: 2
+        """)
+    runs = {r.strategy: r for r in run_scenario(scenario_mod.load(path)).runs}
+    for source in ("L['xs'][0]", "L['xs'][1]"):
+        assert _sizes(runs["default"].entries[0], source) == ["2", "4"]
+        assert _sizes(runs["unbacked_sources"].entries[0], source) == ["None", "4"]
+    assert runs["unbacked_sources"].marked_dims == 2 and runs["unbacked_sources"].notes == ()
+
+
 # --- 3. keyword and nested dims mark what they name (Dynamo's guards say so) -----------------------
 
 NESTED = {

@@ -57,13 +57,15 @@ class LoadedTarget:
     def sources(self, symbols: Any = None, inputs: Inputs | None = None
                 ) -> list[tuple[str, int]]:
         """(Dynamo source, dim) of the dims that follow ``symbols`` (all: None), e.g.
-        [("L['x']", 0), ("L['values']", 0)]. Paths with ``[*]`` need ``inputs`` to expand."""
+        [("L['x']", 0), ("L['values']", 0)]. Paths with ``[*]`` need ``inputs`` to expand; a
+        driver's expand to what they named in any call of the eager reference."""
         out = []
-        for ref in self.dims:
+        for i, ref in enumerate(self.dims):
             if symbols is not None and ref.symbol not in symbols:
                 continue
-            paths = [ref.path] if inputs is None else \
-                [p for p, _ in resolve_path(ref.path, inputs[0], inputs[1], self.param_names)]
+            seen = self.driver_dims.paths.get(i) if self.driver_dims is not None else None
+            paths = [p for p, _ in resolve_path(ref.path, inputs[0], inputs[1], self.param_names)] \
+                if inputs is not None else seen if seen else [ref.path]
             for path in paths:
                 source = dynamo_source(path, self.param_names, self.var_keyword)
                 if source is not None:
@@ -162,14 +164,19 @@ class DriverDims:
         self.refs, self.names, self.error = refs, names, error
         self.found: set[int] = set()
         self.last: Inputs | None = None
+        #: ref index -> every concrete path it named in some call (``[*]`` expanded), in order
+        self.paths: dict[int, list[Any]] = {}
 
     def __call__(self, args: tuple, kwargs: dict) -> None:
         from ..inputs import check_dims
 
         self.last = (args, kwargs)
         for i, ref in enumerate(self.refs):
-            if any(True for _ in resolve_path(ref.path, args, kwargs, self.names)):
+            named = [path for path, _ in resolve_path(ref.path, args, kwargs, self.names)]
+            if named:
                 self.found.add(i)
+                known = self.paths.setdefault(i, [])
+                known.extend(path for path in named if path not in known)
                 check_dims(self.last, [ref], None, self.names, self.error, driver=True)
 
     def finish(self) -> None:
