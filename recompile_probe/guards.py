@@ -49,10 +49,14 @@ def _walk(root: Any) -> list[tuple[str | None, Any]]:
     return out
 
 
-def inspect_entry(code: Any, entry: Any) -> EntryInfo:
+def inspect_entry(code: Any, entry: Any, collector: Any = None) -> EntryInfo:
+    """The entry's guards; with an ``origins.Collector`` (the run's), each SHAPE_ENV line gets
+    the user line(s) that created it and each TENSOR_MATCH line its tensor's first use."""
     root = compat.guard_root(entry)
+    compile_id = compat.entry_compile_id(entry)
     leaf_count: int | None = None
     lines: list[GuardLine] = []
+    locate = _locator(code, entry, compile_id, collector) if collector is not None else None
     if root is not None:
         try:
             seen_guards: set[tuple] = set()
@@ -60,21 +64,61 @@ def inspect_entry(code: Any, entry: Any) -> EntryInfo:
             leaves = [(source, g, type(g).__name__) for source, g in _walk(root)]
             leaves += [(None, g, SHAPE_ENV) for g in root.get_epilogue_lambda_guards()]
             for source, guard, kind in leaves:
-                parts = tuple(_strip_comment(p) for p in guard.verbose_code_parts())
+                verbose = tuple(guard.verbose_code_parts())
+                parts = tuple(_strip_comment(p) for p in verbose)
                 seen_guards.add((kind, parts))
-                for part in parts:
+                for part, whole in zip(parts, verbose):
                     if (kind, part) not in seen_lines:
                         seen_lines.add((kind, part))
-                        lines.append(GuardLine(kind, None if source == "L" else source, part))
+                        origin, origins = locate(kind, source, whole) if locate else (None, ())
+                        lines.append(GuardLine(kind, None if source == "L" else source, part,
+                                               origin, origins))
             leaf_count = len(seen_guards)
         except Exception:  # noqa: BLE001 - private tree API; unreadable means n/a
             leaf_count, lines = None, []
     return EntryInfo(code.co_name, code.co_filename, code.co_firstlineno,
-                     compat.entry_compile_id(entry), leaf_count, tuple(lines))
+                     compile_id, leaf_count, tuple(lines))
 
 
-def all_entries() -> list[EntryInfo] | None:
-    """Every cache entry of every frame Dynamo compiled since the last reset; None if unknown."""
+def _locator(code: Any, entry: Any, compile_id: str | None, collector: Any
+             ) -> Callable[[str, str | None, str], tuple[dict | None, tuple[dict, ...]]]:
+    """(kind, source, verbose part) -> (origin dict, contributing origin dicts); read lazily:
+    the ShapeEnv is extracted once per entry, the first-use map once per entry."""
+    from . import origins as origins_mod
+
+    memo: dict[str, Any] = {}
+
+    def uses() -> dict | None:
+        if "uses" not in memo:
+            memo["uses"] = origins_mod.first_uses(entry, code)
+        return memo["uses"]
+
+    def locate(kind: str, source: str | None, whole: str
+               ) -> tuple[dict | None, tuple[dict, ...]]:
+        try:
+            if kind == SHAPE_ENV:
+                if "compile" not in memo:
+                    memo["compile"] = collector.get(compile_id)
+                found = memo["compile"]
+                if found is None:
+                    return None, ()
+                attributed = found.attribute(whole, uses())
+                origin = attributed.origin
+                return (None if origin is None else origin.to_dict(),
+                        tuple(o.to_dict() for o in attributed.origins))
+            if kind == "TENSOR_MATCH" and source is not None:
+                origin = (uses() or {}).get(source)
+                return (None if origin is None else origin.to_dict()), ()
+        except Exception:  # noqa: BLE001 - private structures; unreadable means n/a
+            pass
+        return None, ()
+
+    return locate
+
+
+def all_entries(collector: Any = None) -> list[EntryInfo] | None:
+    """Every cache entry of every frame Dynamo compiled since the last reset; None if unknown.
+    ``collector``: the run's ``origins.Collector``, for the user line of each guard."""
     codes = compat.dynamo_codes()
     if codes is None:
         return None
@@ -83,7 +127,7 @@ def all_entries() -> list[EntryInfo] | None:
         entries = compat.cache_entries(code)
         if entries is None:
             return None
-        out.extend(inspect_entry(code, e) for e in entries)
+        out.extend(inspect_entry(code, e, collector) for e in entries)
     return out
 
 

@@ -72,6 +72,13 @@ class CompileEvent:
     graphs: int | None = None
     #: graph breaks this compile hit (Dynamo's graph_break counter, per compile)
     graph_breaks: int | None = None
+    #: per failing guard line of ``reason``, in order: the user line behind it as an origin dict
+    #: {file, line, function, code, role, file_exact}, or None where this torch cannot say
+    #: (never a guessed line); None for a first compile or when nothing was captured
+    reason_origins: tuple[dict | None, ...] | None = None
+    #: every failing guard Dynamo named for this recompile, raw, one "N/M: guard" line per guard
+    #: (``reason`` keeps the first per cache entry); () for a first compile or where not logged
+    failures: tuple[str, ...] = ()
 
 
 #: GuardLine.kind of the symbolic guards (the root's epilogue lambda guards)
@@ -85,6 +92,12 @@ class GuardLine:
     kind: str  #: the guard type, e.g. TENSOR_MATCH, TYPE_MATCH; SHAPE_ENV for symbolic guards
     source: str | None  #: the guarded value, e.g. L['x']; None at the root
     text: str
+    #: the user line that created it (SHAPE_ENV), or where the tensor was first used
+    #: (TENSOR_MATCH, role first_use): {file, line, function, code, role, file_exact}; None: n/a
+    origin: dict | None = None
+    #: every line that contributed to a SHAPE_ENV guard (Dynamo folds several into one), origin
+    #: first; empty where none is known
+    origins: tuple[dict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -178,6 +191,12 @@ class Run:
     #: the sequence's points, every size symbol -> size; ``sequence`` holds their B values (the
     #: first symbol's where the scenario has no B)
     points: tuple[dict[str, int], ...] = ()
+    #: sizes and ints the user's code forced to a constant, per compile of the run:
+    #: {source, value, reason, origin, compile_id}; None where this torch cannot say
+    specializations: tuple[dict, ...] | None = ()
+    #: graph breaks of the run grouped by (reason, user line): {reason, origin, count};
+    #: None where this torch keeps no graph-break list
+    graph_breaks: tuple[dict, ...] | None = ()
 
 
 @dataclass(frozen=True)
@@ -187,6 +206,24 @@ class ReasonCount:
     kind: str | None
     text: str  #: the first failing guard, comment stripped
     count: int
+
+
+@dataclass(frozen=True)
+class CauseCount:
+    """A root cause of a function's recompiles (causes.Cause), and what it cost."""
+
+    label: str  #: e.g. "size of dim 0 of kwargs['input_ids']: 1 → 2"
+    what: str
+    source: str | None
+    dim: int | None
+    before: str | None
+    after: str | None
+    kind: str
+    #: a container's length (len(kwargs) == 6): fails whenever an optional argument comes or goes
+    incidental: bool
+    recompiles: int  #: recompiles it is the most informative cause of
+    seen_in: int  #: recompiles where any entry failed for it
+    compile_ids: tuple[str, ...] = ()  #: the recompiles it is the most informative cause of
 
 
 @dataclass(frozen=True)
@@ -206,6 +243,13 @@ class FunctionSummary:
     shape_env_guard_count: int | None
     recompile_limit_hit: bool
     reasons: tuple[ReasonCount, ...] = ()
+    #: every failing guard of its recompiles grouped by root cause, most informative first
+    causes: tuple[CauseCount, ...] = ()
+    #: the compiled code object's own name (co_qualname) when ``function`` names what the user
+    #: compiled instead (a library decorator's wrapper); None when they are the same
+    code_name: str | None = None
+    #: where the user called what they compiled, "file.py:67", from the compile's Python stack
+    call_site: str | None = None
 
 
 @dataclass(frozen=True)
@@ -348,6 +392,13 @@ def _build(cls: type, data: dict[str, Any], where: str) -> Any:
     return cls(**kwargs)
 
 
+def _tupled(data: Any, *keys: str) -> Any:
+    """JSON lists back to the tuples the records hold (so a report equals its round trip)."""
+    if not isinstance(data, dict):
+        return data
+    return {**data, **{k: tuple(data[k]) for k in keys if isinstance(data.get(k), list)}}
+
+
 def run_from_dict(data: dict[str, Any], where: str = "run") -> Run:
     data = dict(data)
     data["sequence"] = tuple(data.get("sequence", ()))
@@ -357,15 +408,16 @@ def run_from_dict(data: dict[str, Any], where: str = "run") -> Run:
         _build(Call, c, f"{where}.calls[{i}]") for i, c in enumerate(data.get("calls", ()))
     )
     data["compile_events"] = tuple(
-        _build(CompileEvent, e, f"{where}.compile_events[{i}]")
+        _build(CompileEvent, _tupled(e, "reason_origins", "failures"), f"{where}.compile_events[{i}]")
         for i, e in enumerate(data.get("compile_events", ()))
     )
     data["entries"] = tuple(
         _build(CacheEntry, {**e, "guards": tuple(
-            _build(GuardLine, g, f"{where}.entries[{i}].guards[{j}]")
+            _build(GuardLine, _tupled(g, "origins"), f"{where}.entries[{i}].guards[{j}]")
             for j, g in enumerate(e.get("guards", ())))}, f"{where}.entries[{i}]")
         for i, e in enumerate(data.get("entries", ()))
     )
+    data = _tupled(data, "specializations", "graph_breaks")
     data["notes"] = tuple(data.get("notes", ()))
     data["points"] = tuple(data.get("points", ()))
     data["violations"] = tuple(

@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 import torch
 
-from . import analysis, compat, guards
+from . import analysis, compat, guards, origins
+from . import reasons as reasons_mod
 from . import strategies as strategies_mod
 from .errors import EagerFailure, ProbeError
 from .model import CacheEntry, Call, CompileEvent, Run, RunError, figureless_run, replace
@@ -35,15 +36,25 @@ from .targets.loader import LoadedTarget
 #: already carries them. `--debug` turns this off.
 QUIET_TORCH_LOGS = True
 
+#: the user line of each guard, specialization and graph break (origins.py): one ShapeEnv
+#: reference per compile, read once after the run. benchmarks/provenance_overhead.py measures it.
+PROVENANCE = True
+
 
 class CountingBackend:
-    """Counts the graphs handed to the backend, then delegates (what CompileCounter counts)."""
+    """Counts the graphs handed to the backend, then delegates (what CompileCounter counts).
 
-    def __init__(self, backend: Any) -> None:
+    With a collector it also keeps a reference to the compile's ShapeEnv (O(1); read after the
+    run) for the user line of each guard: the backend runs only for frames that make a graph."""
+
+    def __init__(self, backend: Any, collector: origins.Collector | None = None) -> None:
         self.backend = backend
         self.graphs = 0
+        self.collector = collector
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+        if self.collector is not None:
+            self.collector.capture()
         self.graphs += 1
         return self.backend(gm, example_inputs)
 
@@ -267,6 +278,8 @@ def probe(
         return _figureless(scenario, target, sequence_name, points, strategy, "unsupported",
                            RunError("Unsupported", why, None))
     compat.reset_dynamo()
+    collector = origins.Collector() if PROVENANCE else None
+    break_mark = origins.graph_break_mark() if PROVENANCE else None
     acting = sizes.varying(points)
     trace_file: Callable[[], str | None] = lambda: None  # noqa: E731
     with contextlib.ExitStack() as stack:
@@ -275,7 +288,8 @@ def probe(
             folder.mkdir(parents=True, exist_ok=True)
             trace_file = stack.enter_context(compat.structured_trace(str(folder)))
         try:
-            compiled, graphs = _setup(stack, scenario, target, strategy, acting, points)
+            compiled, graphs = _setup(stack, scenario, target, strategy, acting, points,
+                                      collector)
         except Exception as exc:  # e.g. a bad compile kwarg or config value in the scenario
             return _figureless(scenario, target, sequence_name, points, strategy, "error",
                                describe_error(exc, None))
@@ -287,10 +301,12 @@ def probe(
         driver = _Driver(scenario, target, strategy, compiled, graphs, reference,
                          stack.enter_context(Recorder()), mark)
         driver.drive(points)
-        entries = guards.all_entries()
+        entries = guards.all_entries(collector)
         steady = driver.steady_state()
     run = _summarize(driver, entries, steady, scenario, target, sequence_name, points,
                      strategy, reference, acting)
+    if collector is not None:
+        run = _provenance(run, collector, break_mark)
     written = trace_file()
     if written is None:
         return run
@@ -304,7 +320,8 @@ def _safe(name: str) -> str:
 
 
 def _setup(stack: contextlib.ExitStack, scenario: Scenario, target: LoadedTarget,
-           strategy: Strategy, acting: tuple[str, ...], points: tuple[Point, ...]
+           strategy: Strategy, acting: tuple[str, ...], points: tuple[Point, ...],
+           collector: origins.Collector | None = None
            ) -> tuple[Callable, Callable[[], int | None]]:
     """Enter the strategy's state; return the callable to drive and a graph counter."""
     kwargs, extra_config = strategies_mod.compile_kwargs(strategy, scenario.compile)
@@ -316,10 +333,12 @@ def _setup(stack: contextlib.ExitStack, scenario: Scenario, target: LoadedTarget
         before = compat.unique_graphs()
         compiled: Callable = target.compiled  # type: ignore[assignment]
         graphs: Callable[[], int | None] = lambda: delta(compat.unique_graphs(), before)  # noqa
+        if collector is not None:  # the user's backend is not ours: capture around any backend
+            stack.enter_context(origins.capture_hook(collector.add))
     else:
         counter = CountingBackend(compat.resolve_backend(
             scenario.backend, scenario.backend_mode,
-            dict(scenario.backend_options or {}) or None, strategy.dynamic))
+            dict(scenario.backend_options or {}) or None, strategy.dynamic), collector)
         compiled = torch.compile(target.fn, backend=counter, **kwargs)
         graphs = lambda: counter.graphs  # noqa: E731
     needs_sources = any(v == strategies_mod.BATCH_SOURCES for v in strategy.config.values())
@@ -556,6 +575,74 @@ def _summarize(driver: _Driver, entries: list[guards.EntryInfo] | None, steady: 
     )
 
 
+def _provenance(run: Run, collector: origins.Collector, break_mark: int | None) -> Run:
+    """The user lines behind the run: each failing guard of each recompile (and the kind that
+    only its origin tells: user_specialization), the specializations and the graph breaks."""
+    found = origins.graph_breaks(break_mark)
+    breaks = None if found is None else tuple(
+        {"reason": b.reason, "origin": None if b.origin is None else b.origin.to_dict(),
+         "count": b.count} for b in found)
+    specializations: list[dict] | None = []
+    seen: set[tuple] = set()
+    known = 0
+    for event in run.compile_events:
+        compiled = collector.get(event.compile_id) if not event.failed else None
+        if compiled is None:
+            continue
+        known += 1
+        for spec in compiled.specializations:
+            data = spec.to_dict()
+            origin = data["origin"]
+            key = (spec.source, spec.value, None if origin is None else
+                   (origin["file"], origin["line"]))
+            if key not in seen:
+                seen.add(key)
+                specializations.append({"source": data["source"], "value": data["value"],
+                                        "reason": data["reason"], "origin": origin,
+                                        "compile_id": event.compile_id})
+    if not known and run.compile_events:
+        specializations = None  # no compile could be read: n/a, not "none"
+    events = tuple(_reason_origins(e, run.entries, collector) for e in run.compile_events)
+    return replace(run, compile_events=events, graph_breaks=breaks,
+                   specializations=None if specializations is None else tuple(specializations))
+
+
+def _reason_origins(event: CompileEvent, entries: tuple[CacheEntry, ...],
+                    collector: origins.Collector) -> CompileEvent:
+    """reason_origins: one origin (or None) per failing guard line of the event's reason."""
+    lines = reasons_mod.failure_lines(event.reason)
+    if not lines:
+        return event
+    found: list[dict | None] = []
+    for line in lines:
+        compile_id, text = origins.reason_guard(line)
+        detail = reasons_mod.parse_line(line)
+        origin = None
+        try:
+            if detail.what == "size" and detail.source is not None:
+                # a static dim that changed: nothing created the guard; where it was first used
+                entry = next((e for e in entries if e.compile_id == compile_id), None)
+                guard = next((g for g in entry.guards if g.kind == "TENSOR_MATCH" and
+                              g.source == detail.source), None) if entry else None
+                origin = guard.origin if guard else None
+            elif detail.what in ("shape-env expression", "value"):
+                compiled = collector.get(compile_id)
+                attributed = compiled.attribute(text) if compiled is not None else None
+                got = attributed.origin if attributed is not None else None
+                origin = None if got is None else got.to_dict()
+        except Exception:  # noqa: BLE001 - private structures; unreadable means n/a
+            origin = None
+        found.append(origin)
+    first = found[0]
+    refined = reasons_mod.refine(reasons_mod.parse_line(lines[0]),
+                                 first.get("role") if first else None)
+    if refined is not None and refined.kind != event.reason_kind and \
+            event.reason_kind in reasons_mod.KINDS and refined.kind == "user_specialization":
+        detail = {**(event.reason_detail or {}), "kind": refined.kind}
+        event = replace(event, reason_kind=refined.kind, reason_detail=detail)
+    return replace(event, reason_origins=tuple(found))
+
+
 def _frame_id(compile_id: str | None) -> str | None:
     return None if not compile_id else compile_id.split("/", 1)[0]
 
@@ -590,8 +677,7 @@ def _marking(driver: _Driver, strategy: Strategy, target: LoadedTarget,
             return 0, (f"nothing to mark: {why}; ran without marks",)
         return marked, ()
     if by_sources:
-        # a driver's sources were set from every call of the eager reference (see _setup)
-        named = target.sources(acting, driver.last_inputs if target.driver is None else None)
+        named = target.sources(acting, driver.last_inputs)
         if not named:
             return 0, (f"nothing to name: {why}; set no source",)
         return len(named), ()

@@ -13,7 +13,22 @@ from typing import Any
 
 KINDS = ("zero_one_specialization", "static_size_change", "dtype_change", "requires_grad_change",
          "stride_change", "python_scalar_change", "global_or_config_change", "shape_env_guard",
-         "recompile_limit_hit", "other")
+         "recompile_limit_hit", "other",
+         # an equality between two unrelated dims, there only because their sizes coincided at the
+         # first compile (Dynamo's comment says "duck sizing added this equality")
+         "duck_sizing",
+         # a dynamic size or int forced to a constant by the user's code (``n == 3`` from
+         # ``range(n)``, ``if x.shape[0] == 8:``): told apart from python_scalar_change by the
+         # origin's role ``specialized`` (see ``refine``), not by the text
+         "user_specialization",
+         # ___check_type_id / TYPE_MATCH, ___check_obj_id / ID_MATCH on a local: a module or
+         # object swapped for another (ids of globals stay global_or_config_change)
+         "type_or_id_change",
+         # BACKEND_MATCH: the same code compiled again with another backend callable
+         "backend_change")
+
+#: Dynamo's comment on a duck-sized equality guard
+DUCK_MARK = "duck sizing added this equality"
 
 _ENTRY = re.compile(r"^(?P<entry>\d+/\d+): (?P<body>.*)$")
 # Non-greedy up to "' <what> mismatch": sources may hold quotes (tensor 'kwargs['input_ids']').
@@ -71,8 +86,11 @@ def _source(name: str) -> str:
 def parse_line(line: str) -> ReasonDetail:
     match = _ENTRY.match(line.strip())
     entry, body = (match.group("entry"), match.group("body")) if match else (None, line.strip())
+    comment = body.partition("  #")[2].strip()
     body = strip_comment(body)
     base = {"entry": entry, "text": body}
+    if body.startswith("BACKEND_MATCH"):
+        return ReasonDetail("backend_change", "backend", **base)
 
     tensor = _TENSOR.match(body)
     if tensor:
@@ -96,13 +114,29 @@ def parse_line(line: str) -> ReasonDetail:
                             body.partition(":")[2].strip() or None, **base)
     type_match = _TYPE.search(body)
     if type_match or body.startswith("___check_type_id"):
-        return ReasonDetail("other", "type", _source(type_match.group("name")) if type_match
-                            else None, actual=type_match.group("actual") if type_match else None,
-                            **base)
+        subject = (_source(type_match.group("name")) if type_match
+                   else _subject(body) or None)
+        kind = "global_or_config_change" if subject and subject.startswith("G[") \
+            else "type_or_id_change"
+        return ReasonDetail(kind, "type", subject,
+                            actual=type_match.group("actual") if type_match else None, **base)
     if body.startswith(("___check_obj_id", "id(")):
-        subject = body[body.find("(") + 1:].split(",")[0].strip()
-        kind = "global_or_config_change" if subject.startswith("G[") else "other"
+        subject = _subject(body)
+        kind = "global_or_config_change" if subject.startswith("G[") else "type_or_id_change"
         return ReasonDetail(kind, "id", subject or None, **base)
+    if comment.startswith(DUCK_MARK):
+        duck = _EQUALS.match(body)
+        size = re.search(r"had the same size (\d+)", comment)
+        if duck is None:
+            return ReasonDetail("duck_sizing", "shape-env expression", **base)
+        src = duck.group("src").strip()
+        size_match = _SIZE_EXPR.search(src)
+        expected = f"== {duck.group('value').strip()}" + (
+            f" (both {size.group(1)} at the first compile)" if size else "")
+        return ReasonDetail("duck_sizing", "shape-env expression",
+                            _source(size_match.group("src")) if size_match else _source(src),
+                            int(size_match.group("dim")) if size_match else None, expected,
+                            **base)
     zero_one = _ZERO_ONE.match(body)
     if zero_one:
         return ReasonDetail("zero_one_specialization", "shape-env expression",
@@ -122,6 +156,27 @@ def parse_line(line: str) -> ReasonDetail:
         return ReasonDetail(kind, "value", subject, expected=equals.group("value").strip(),
                             **base)
     return ReasonDetail("other", "unknown", **base)
+
+
+def _subject(body: str) -> str:
+    """The first argument of ``___check_type_id(m, 9444...)``, as a source."""
+    subject = body[body.find("(") + 1:].split(",")[0].strip()
+    return _source(subject) if subject and subject.isidentifier() else subject
+
+
+#: kinds a failing guard may have when a user line specialized it (refine's inputs)
+_SPECIALIZABLE = ("python_scalar_change", "shape_env_guard", "static_size_change")
+
+
+def refine(detail: ReasonDetail | None, role: str | None) -> ReasonDetail | None:
+    """The kind once the failing guard's origin is known: a guard whose origin has the role
+    ``specialized`` (a replacement to a constant made by a user line) is user_specialization;
+    everything else keeps the kind its text gave."""
+    if detail is None or role != "specialized" or detail.kind not in _SPECIALIZABLE:
+        return detail
+    from dataclasses import replace
+
+    return replace(detail, kind="user_specialization")
 
 
 def classify(reason: str | None, *, fail_type: str | None = None,

@@ -42,6 +42,16 @@ def pair(x, v):
     return (x >= v).sum(-1)
 
 
+def branch(x):
+    if x.shape[0] > 4:
+        return x + 1
+    return x - 1
+
+
+def call(x, m):
+    return m(x)
+
+
 CASES = [
     ("zero_one_specialization", double, [plain(torch.randn(1, 4)), plain(torch.randn(2, 4))], {},
      {"source": "L['x']", "what": "size", "dim": 0, "expected": "1", "actual": "2"}),
@@ -62,11 +72,19 @@ CASES = [
     ("global_or_config_change", double, [plain(torch.randn(2)),
                                          lambda: ((torch.randn(2),), torch.no_grad())], {},
      {"what": "global state", "source": "grad_mode"}),
-    ("shape_env_guard", pair, [plain(torch.randn(2, 8), torch.randn(2, 1)),
-                               plain(torch.randn(3, 8), torch.randn(3, 1)),
-                               plain(torch.randn(4, 8), torch.randn(1, 1))], {"dynamic": True},
-     {"what": "shape-env expression"}),
-    ("other", double, [plain(torch.randn(2)), plain(3.0)], {}, {"what": "type"}),
+    ("shape_env_guard", branch, [plain(torch.randn(8, 2)), plain(torch.randn(3, 2))],
+     {"dynamic": True}, {"what": "shape-env expression", "source": "L['x']", "dim": 0}),
+    # v's and x's first dims were both 3 when the dynamic graph compiled: duck sizing equated them
+    ("duck_sizing", pair, [plain(torch.randn(2, 8), torch.randn(2, 1)),
+                           plain(torch.randn(3, 8), torch.randn(3, 1)),
+                           plain(torch.randn(4, 8), torch.randn(1, 1))], {"dynamic": True},
+     {"what": "shape-env expression", "source": "L['v']", "dim": 0,
+      "text": "v.size()[0] == x.size()[0]"}),
+    ("type_or_id_change", double, [plain(torch.randn(2)), plain(3.0)], {},
+     {"what": "type", "source": "L['x']"}),
+    ("type_or_id_change", call, [plain(torch.randn(2), torch.nn.ReLU()),
+                                 plain(torch.randn(2), torch.nn.Tanh())], {},
+     {"what": "type", "source": "L['m']"}),
 ]
 
 
@@ -79,6 +97,33 @@ def test_each_kind_from_a_real_recompile(kind, fn, calls, kwargs, detail):
     assert got_kind == kind, got_detail
     for key, value in detail.items():
         assert got_detail[key] == value, (key, got_detail)
+
+
+def test_backend_change_from_a_real_recompile():
+    torch._dynamo.reset()
+    with Recorder() as rec:
+        torch.compile(double, backend="eager")(torch.randn(2))
+        torch.compile(double, backend="aot_eager")(torch.randn(2))
+    torch._dynamo.reset()
+    (event,) = [e for e in rec.events if e.recompile]
+    assert event.reason_kind == "backend_change" and event.reason_detail["what"] == "backend"
+    assert event.reason_detail["text"].startswith("BACKEND_MATCH")
+
+
+def test_every_kind_is_documented():
+    assert {"duck_sizing", "user_specialization", "type_or_id_change", "backend_change"} <= \
+        set(reasons.KINDS)
+    assert len(set(reasons.KINDS)) == len(reasons.KINDS) == 14
+
+
+def test_refine_only_turns_specialized_origins_into_user_specialization():
+    detail = reasons.parse_line("0/0: n == 3  # for _ in range(n):  # f.py:3 in f")
+    assert detail.kind == "python_scalar_change"
+    assert reasons.refine(detail, "specialized").kind == "user_specialization"
+    assert reasons.refine(detail, "first_use").kind == "python_scalar_change"
+    assert reasons.refine(detail, None) is detail
+    dtype = reasons.parse_line("0/0: tensor 'x' dtype mismatch. expected Float, actual Double")
+    assert reasons.refine(dtype, "specialized") is dtype
 
 
 def test_recompile_limit_hit_from_a_real_run():
