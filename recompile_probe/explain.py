@@ -49,6 +49,8 @@ class FieldChange:
     before: str
     after: str
     fields: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: the user line behind the guard (the new entry's; a tensor's first use), or None
+    origin: dict | None = None
 
     def describe(self) -> str:
         if self.fields:
@@ -95,7 +97,8 @@ def guard_diff(old: CacheEntry, new: CacheEntry) -> GuardDiff:
             fa, fb = _tensor_fields(a.text), _tensor_fields(b.text)
             diff = {k: (fa.get(k, "-"), fb.get(k, "-")) for k in {**fa, **fb}
                     if fa.get(k) != fb.get(k)}
-            changed.append(FieldChange(a.kind, a.source, a.text, b.text, diff))
+            changed.append(FieldChange(a.kind, a.source, a.text, b.text, diff,
+                                       b.origin or a.origin))
     changed.sort(key=lambda c: (c.kind, c.source or ""))
     return GuardDiff(new.function, old.compile_id, new.compile_id, added, removed, tuple(changed))
 
@@ -226,6 +229,11 @@ class Recompile:
     change: str = ""
     #: the point of the call, every size symbol -> size; None in a report written before points
     sizes: dict | None = None
+    #: per failing guard line of ``reason``: the user line behind it (an origin dict) or None
+    reason_origins: tuple[dict | None, ...] | None = None
+    #: user_specialization: the line to change, why marking alone cannot help, and what a run
+    #: of this report that marked the dim did (measured), or that none measured it
+    specialization: str | None = None
 
 
 def recompiles(run: Run, runs: list[Run], strategies: Mapping[str, Strategy],
@@ -255,12 +263,65 @@ def recompiles(run: Run, runs: list[Run], strategies: Mapping[str, Strategy],
                                   f.steady_state_us or 0.0))
         kind = event.reason_kind if event else None
         call = run.calls[t.call_index] if t.call_index < len(run.calls) else None
+        found = event.reason_origins if event else None
+        special = None
+        if kind == "user_specialization":
+            special = specialization_fix(event.reason_detail or {}, (found or (None,))[0],
+                                         t.call_index, run, runs, strategies)
         out.append(Recompile(t.call_index, t.batch_before, t.batch_after, t.compile_id, t.reason,
                              kind, event.reason_detail if event else None, tuple(fixes),
                              None if fixes else NO_FIX_WHY.get(kind or "other",
                                                                NO_FIX_WHY["other"]),
-                             analysis.moved(run, t), call.sizes if call else None))
+                             analysis.moved(run, t), call.sizes if call else None,
+                             None if found is None else tuple(found), special))
     return out
+
+
+def _marks(strategy: Strategy | None) -> bool:
+    """The strategy marks dims (mark_dynamic, mark_unbacked, ...) or names them as sources."""
+    return strategy is not None and (strategy.mark is not None or any(
+        v == BATCH_SOURCES for v in strategy.config.values()))
+
+
+def specialization_fix(detail: Mapping[str, Any], origin: Mapping[str, Any] | None,
+                       call_index: int, run: Run, runs: list[Run],
+                       strategies: Mapping[str, Strategy]) -> str:
+    """The fix for a size the user's code forced to a constant: the line to change, why marking
+    cannot help, and what each marking run of the same sequence measurably did at that call."""
+    source = detail.get("source") or "the value"
+    value = detail.get("expected")
+    if origin and origin.get("line") is not None:
+        import os
+
+        code = f" `{origin['code']}`" if origin.get("code") else ""
+        line = f"{os.path.basename(str(origin['file']))}:{origin['line']}{code}"
+        head = (f"change {line}: it needs {source} as a concrete int"
+                f"{f' (== {value})' if value else ''}, so every new value compiles again "
+                "(e.g. keep the loop or branch on tensors, or pass the count as a tensor).")
+    else:
+        head = (f"the user's code needs {source} as a concrete int (the line is n/a in this "
+                "torch): change that code.")
+    why = ("Marking alone cannot help: a marked dim that user code specializes raises a "
+           "constraint violation (mark_dynamic) or is specialized and recompiles anyway.")
+    measured = []
+    for other in runs:
+        if other is run or not _marks(strategies.get(other.strategy)):
+            continue
+        if other.status == "error" and other.error is not None and (
+                other.error.call_index is None or other.error.call_index <= call_index):
+            measured.append(f"{other.strategy} raised {other.error.type}: "
+                            f"{other.error.message}")
+            continue
+        call = other.calls[call_index] if call_index < len(other.calls) else None
+        if call is None or other.status != "ok":
+            continue
+        if call.event == "recompile":
+            measured.append(f"{other.strategy} recompiled anyway at call {call_index}")
+        elif call.event == "hit":
+            measured.append(f"{other.strategy} did not recompile at call {call_index}")
+    tail = ("Measured in this report: " + "; ".join(measured) + "." if measured else
+            "No run of this report marked that dim: not measured.")
+    return f"{head} {why} {tail}"
 
 
 # --- cost -----------------------------------------------------------------------------------------
@@ -333,7 +394,8 @@ def to_dict(report: Report, explanations: list[Explanation], notes: list[str]) -
         return {"compile_id": e.compile_id, "function": e.function, "call_index": e.call_index,
                 "batch_size": e.batch_size, "sizes": e.sizes, "guard_count": e.guard_count,
                 "leaf_guard_count": e.leaf_guard_count, "guards_by_kind": kinds(e),
-                "shape_env_guards": shape_env_guards(e)}
+                "shape_env_guards": shape_env_guards(e),
+                "guards": [asdict(g) for g in e.guards]}
 
     return {
         "schema_version": 1,
@@ -349,6 +411,8 @@ def to_dict(report: Report, explanations: list[Explanation], notes: list[str]) -
             "entries": [entry(e) for e in x.run.entries],
             "diffs": [asdict(d) for d in x.diffs],
             "recompile_reasons": [asdict(r) for r in x.recompiles],
+            "specializations": x.run.specializations,
+            "graph_breaks": x.run.graph_breaks,
         } for x in explanations],
         "costs": [{"sequence_name": r.sequence_name, "strategy": r.strategy,
                    "compiles": r.compiles, "steady_state_us": r.steady_state_us,

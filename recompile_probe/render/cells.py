@@ -115,6 +115,42 @@ def reason(text: str | None) -> str:
     return "\n".join(line.split("  #", 1)[0].rstrip() for line in text.splitlines())
 
 
+#: an origin's role in words (origins.ROLES)
+ROLE_WORDS = {
+    "created": "created this guard",
+    "specialized": "forced the size to a constant",
+    "first_use": "first use: nothing created it",
+    "graph_break": "graph break",
+}
+#: a TENSOR_MATCH size mismatch: the first compile was static by design, no line created it
+STATIC_WORDS = "first use: the first compile was static by design"
+#: the same, for narrow columns (the run's reasons table)
+SHORT_WORDS = {"created": "created", "specialized": "specialized", "first_use": "first use",
+               "graph_break": "graph break", "static": "first use; static by design"}
+
+
+def origin(data: dict | None, width: int = 96, static: bool = False, short: bool = False
+           ) -> str | None:
+    """``at file.py:23  `if x.shape[0] > 4:`  (created this guard)``, within ``width``;
+    None where the origin is unknown (the caller prints nothing rather than a guess)."""
+    if not data or data.get("line") is None or not data.get("file"):
+        return None
+    import os
+
+    where = f"at {os.path.basename(str(data['file']))}:{data['line']}"
+    words = SHORT_WORDS if short else {**ROLE_WORDS, "static": STATIC_WORDS}
+    key = "static" if static and data.get("role") == "first_use" else str(data.get("role"))
+    role = words.get(key, key)
+    tail = f"  ({role})"
+    code = data.get("code")
+    if not code:
+        return where + tail
+    room = width - len(where) - len(tail) - 4
+    if len(code) > room:
+        code = code[:max(room - 1, 8)] + "…"
+    return f"{where}  `{code}`{tail}"
+
+
 def header(name: str) -> str:
     return name.replace("\n", " ")
 

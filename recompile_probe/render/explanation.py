@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .. import analysis
+from .. import analysis, reasons
 from .. import explain as ex
 from ..analysis import NOISE_RATIO, plural
 from ..model import CacheEntry, Report, Run
@@ -103,11 +103,21 @@ def _fold(line: str, indent: int, width: int = 100) -> list[str]:
     return lines + [current]
 
 
+def _at(origin: dict | None, indent: str = "      ", static: bool = False) -> list[str]:
+    """The user line under a guard or reason line; nothing where it is unknown."""
+    text = cells.origin(origin, 100 - len(indent), static)
+    return [] if text is None else [indent + text]
+
+
 def _diff_lines(d: ex.GuardDiff) -> list[str]:
     lines = [f"Guard diff {d.function} {d.old} → {d.new}"]
-    lines += [folded for c in d.changed for folded in _fold(f"  ~ {c.describe()}", 6)]
-    lines += [f"  + {g.kind} {g.text}" for g in d.added]
-    lines += [f"  - {g.kind} {g.text}" for g in d.removed]
+    for c in d.changed:
+        lines += _fold(f"  ~ {c.describe()}", 6)
+        lines += _at(c.origin)
+    for sign, guards in (("+", d.added), ("-", d.removed)):
+        for g in guards:
+            lines.append(f"  {sign} {g.kind} {g.text}")
+            lines += _at(g.origin)
     if len(lines) == 1:
         lines.append("  (no guard differs)")
     return lines
@@ -118,7 +128,11 @@ def _recompile_lines(r: ex.Recompile, plain: bool = True) -> list[str]:
     change = f"B {before} → {r.batch_after}" if plain or not r.change else r.change
     lines = [f"Recompile at call {r.call_index} ({change}), "
              f"{r.compile_id}: {r.reason_kind or 'other'}"]
-    lines += [f"  {line}" for line in cells.reason(r.reason).splitlines()]
+    found = list(r.reason_origins or ())
+    for line in cells.reason(r.reason).splitlines():
+        lines.append(f"  {line}")
+        if reasons.failure_lines(line) and found:
+            lines += _at(found.pop(0), "    ", " size mismatch " in line)
     d = r.reason_detail or {}
     # the symbol whose dim failed, when several could have: a batch-only run has only B
     facts = [f"{k} {d[k]}" for k in (() if plain else ("symbol",)) + (
@@ -138,7 +152,16 @@ def _recompile_lines(r: ex.Recompile, plain: bool = True) -> list[str]:
                 lines += [f"        {line}" for line in fix.advice]
     else:
         lines.append(f"  No strategy in this run removes it: {r.no_fix_why}")
+    if r.specialization:
+        lines += _wrap_text("  Fix the line: " + r.specialization, "    ")
     return lines
+
+
+def _wrap_text(text: str, indent: str, width: int = 100) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False,
+                         break_long_words=False)
 
 
 def _blocks(x: ex.Explanation) -> list[list[str]]:

@@ -12,6 +12,7 @@ from rich.text import Text
 from .. import analysis
 from ..explain import noise_note, slow_winner
 from ..model import Report, Run
+from ..reasons import failure_lines
 from ..sizes import Point
 from . import cells
 
@@ -101,11 +102,25 @@ def _reasons(runs: list[Run]) -> Table | None:
     for run, t in rows:
         before = "?" if t.batch_before is None else str(t.batch_before)
         why = Text(t.kind or "other", style="bold")
-        why.append("\n" + cells.reason(t.reason), style="")
+        why.append("\n" + _with_origins(run, t.compile_id, t.reason), style="")
         table.add_row(t.strategy, str(t.call_index),
                       f"{before} → {t.batch_after}" if plain else analysis.moved(run, t),
                       t.compile_id or cells.NA, why)
     return table
+
+
+def _with_origins(run: Run, compile_id: str | None, reason: str | None) -> str:
+    """The reason's lines, each failing guard followed by the user line behind it, if known."""
+    event = next((e for e in run.compile_events if e.compile_id == compile_id), None)
+    found = list(event.reason_origins or ()) if event is not None else []
+    out = []
+    for line in cells.reason(reason).splitlines():
+        out.append(line)
+        if found and failure_lines(line):
+            text = cells.origin(found.pop(0), 78, " size mismatch " in line, short=True)
+            if text:
+                out.append("  " + text)
+    return "\n".join(out)
 
 
 def _sequence(name: str, runs: list[Run], width: int) -> Group:
