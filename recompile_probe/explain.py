@@ -289,6 +289,8 @@ def specialization_fix(detail: Mapping[str, Any], origin: Mapping[str, Any] | No
     """The fix for a size the user's code forced to a constant: the line to change, why marking
     cannot help, and what each marking run of the same sequence measurably did at that call."""
     source = detail.get("source") or "the value"
+    if detail.get("what") == "size" and detail.get("dim") is not None:
+        source = f"{source}.size()[{detail['dim']}]"
     value = detail.get("expected")
     if origin and origin.get("line") is not None:
         import os

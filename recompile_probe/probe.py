@@ -620,15 +620,29 @@ def _reason_origins(event: CompileEvent, entries: tuple[CacheEntry, ...],
         origin = None
         try:
             if detail.what == "size" and detail.source is not None:
-                # a static dim that changed: nothing created the guard; where it was first used
-                entry = next((e for e in entries if e.compile_id == compile_id), None)
-                guard = next((g for g in entry.guards if g.kind == "TENSOR_MATCH" and
-                              g.source == detail.source), None) if entry else None
-                origin = guard.origin if guard else None
+                # a dim the user's code forced to a constant in that compile (range(x.size(0))
+                # under dynamic=True) is that line's doing; otherwise the dim was static by
+                # design: nothing created the guard, show where the tensor was first used
+                compiled = collector.get(compile_id)
+                size = f"{detail.source}.size()[{detail.dim}]"
+                spec = next((sp for sp in (compiled.specializations if compiled else ())
+                             if size in sp.sources and sp.origin is not None), None)
+                if spec is not None:
+                    origin = spec.origin.to_dict()
+                else:
+                    entry = next((e for e in entries if e.compile_id == compile_id), None)
+                    guard = next((g for g in entry.guards if g.kind == "TENSOR_MATCH" and
+                                  g.source == detail.source), None) if entry else None
+                    origin = guard.origin if guard else None
             elif detail.what in ("shape-env expression", "value"):
                 compiled = collector.get(compile_id)
-                attributed = compiled.attribute(text) if compiled is not None else None
+                attributed = compiled.attribute(text, _first_uses(entries, compile_id)) \
+                    if compiled is not None else None
                 got = attributed.origin if attributed is not None else None
+                if got is not None and not attributed.sources:
+                    # no symbol behind it (a static int's constant guard): Dynamo's comment
+                    # names where the value was used, not a line that created a guard
+                    got = replace(got, role="first_use")
                 origin = None if got is None else got.to_dict()
         except Exception:  # noqa: BLE001 - private structures; unreadable means n/a
             origin = None
@@ -641,6 +655,19 @@ def _reason_origins(event: CompileEvent, entries: tuple[CacheEntry, ...],
         detail = {**(event.reason_detail or {}), "kind": refined.kind}
         event = replace(event, reason_kind=refined.kind, reason_detail=detail)
     return replace(event, reason_origins=tuple(found))
+
+
+def _first_uses(entries: tuple[CacheEntry, ...], compile_id: str | None
+                ) -> dict[str, origins.Origin]:
+    """Tensor source -> its first use, from the entry's TENSOR_MATCH lines (duck sizing's line)."""
+    out: dict[str, origins.Origin] = {}
+    for entry in entries:
+        if entry.compile_id != compile_id:
+            continue
+        for g in entry.guards:
+            if g.kind == "TENSOR_MATCH" and g.source and g.origin:
+                out.setdefault(g.source, origins.Origin(**g.origin))
+    return out
 
 
 def _frame_id(compile_id: str | None) -> str | None:
