@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .model import CompileEvent, FunctionSummary, ReasonCount, Run
+from .model import CauseCount, CompileEvent, FunctionSummary, ReasonCount, Run
 from .sizes import BATCH, Point, format_point, format_sequence
 
 
@@ -239,8 +239,13 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
 
 
 def by_function(events: list[CompileEvent], *, cache_entries: dict[tuple, int] | None = None,
-                qualnames: dict[tuple, str] | None = None) -> list[FunctionSummary]:
-    """Per compiled code object (name, file, line), in first-compiled order."""
+                qualnames: dict[tuple, str] | None = None,
+                extras: dict[str, dict] | None = None) -> list[FunctionSummary]:
+    """Per compiled code object (name, file, line), in first-compiled order.
+
+    ``extras``: per compile id, what the recorder saw beside the event (``compiled_as``,
+    ``call_site``): a code object that is a library's closure (a decorator's wrapper) is then
+    named after what the user compiled, its own name kept in ``code_name``."""
     from .reasons import classify, failure_lines, strip_comment
 
     groups: dict[tuple, list[CompileEvent]] = {}
@@ -249,6 +254,7 @@ def by_function(events: list[CompileEvent], *, cache_entries: dict[tuple, int] |
     out = []
     for key, group in groups.items():
         reasons: dict[tuple, int] = {}
+        reason_origin: dict[tuple, dict] = {}
         for e in group:
             if not e.recompile:
                 continue
@@ -256,6 +262,8 @@ def by_function(events: list[CompileEvent], *, cache_entries: dict[tuple, int] |
             text = strip_comment(lines[0].split(": ", 1)[-1]) if lines else (e.reason or "")
             kind = e.reason_kind or (classify(e.reason).kind if e.reason else None)
             reasons[(kind, text)] = reasons.get((kind, text), 0) + 1
+            if e.reason_origins and e.reason_origins[0] and (kind, text) not in reason_origin:
+                reason_origin[(kind, text)] = e.reason_origins[0]
         ok = [e for e in group if not e.failed]
         latest = ok[-1] if ok else None
 
@@ -263,8 +271,14 @@ def by_function(events: list[CompileEvent], *, cache_entries: dict[tuple, int] |
             values = [getattr(e, field) for e in group]
             return None if any(v is None for v in values) else sum(values)
 
+        code_name = (qualnames or {}).get(key) or key[0] or "?"
+        seen = [(extras or {}).get(e.compile_id or "") or {} for e in group]
+        user_name = next((x["compiled_as"] for x in seen if x.get("compiled_as")), None)
+        call_site = next((x["call_site"] for x in seen if x.get("call_site")), None)
+        # only a closure is renamed: a module's own forward or a plain function keeps its name
+        renamed = user_name is not None and ".<locals>." in code_name and user_name != code_name
         out.append(FunctionSummary(
-            function=(qualnames or {}).get(key) or key[0] or "?",
+            function=user_name if renamed else code_name,
             filename=key[1], line=key[2],
             compiles=len(group), recompiles=sum(e.recompile for e in group),
             failed=sum(e.failed for e in group),
@@ -273,6 +287,49 @@ def by_function(events: list[CompileEvent], *, cache_entries: dict[tuple, int] |
             guard_count=latest.guard_count if latest else None,
             shape_env_guard_count=latest.shape_env_guard_count if latest else None,
             recompile_limit_hit=any(e.reason_kind == "recompile_limit_hit" for e in group),
-            reasons=tuple(ReasonCount(k, t, n) for (k, t), n in reasons.items()),
+            reasons=tuple(ReasonCount(k, t, n, reason_origin.get((k, t)))
+                          for (k, t), n in reasons.items()),
+            causes=cause_counts(group),
+            code_name=code_name if renamed else None, call_site=call_site,
         ))
     return out
+
+
+def cause_counts(events: list[CompileEvent]) -> tuple[CauseCount, ...]:
+    """The root causes of these recompiles (every failing guard, grouped; causes.py), each with
+    the recompiles it is the most informative cause of; informative ones first, then dearer."""
+    from dataclasses import replace
+
+    from .reasons import failure_lines, strip_comment
+
+    from . import causes as causes_mod
+
+    found: dict[tuple, dict] = {}
+    for e in events:
+        if not e.recompile:
+            continue
+        lines = list(e.failures) or failure_lines(e.reason)
+        group = causes_mod.group(lines)
+        # the origin of each entry's first failing guard (reason_origins follows reason's lines)
+        firsts = {}
+        for line, origin in zip(failure_lines(e.reason), e.reason_origins or ()):
+            entry, _, guard = line.partition(": ")
+            firsts[(entry, strip_comment(guard))] = origin
+        for i, cause in enumerate(group):
+            item = found.setdefault(cause.key(), {"cause": cause, "ids": [], "seen": 0,
+                                                  "order": len(found), "origin": None})
+            item["seen"] += 1
+            if item["origin"] is None:
+                item["origin"] = next((firsts[(en, g)] for en in cause.entries
+                                       for g in cause.guards if firsts.get((en, g))), None)
+            if cause.what in ("length", "value"):
+                item["cause"] = replace(item["cause"], before=causes_mod.merged_before(
+                    item["cause"].before, cause.before))
+            if i == 0:
+                item["ids"].append(e.compile_id or "?")
+    ordered = sorted(found.values(), key=lambda c: (not c["ids"], c["cause"].rank,
+                                                    -len(c["ids"]), c["order"]))
+    return tuple(CauseCount(c["cause"].label(), c["cause"].what, c["cause"].source,
+                            c["cause"].dim, c["cause"].before, c["cause"].after,
+                            c["cause"].kind, c["cause"].incidental, len(c["ids"]), c["seen"],
+                            tuple(c["ids"]), c["origin"]) for c in ordered)

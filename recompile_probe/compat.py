@@ -145,8 +145,9 @@ def recompiles_stream(on_message: Callable[[str], None]) -> Iterator[bool]:
     """Capture the recompiles artifact in-process (no TORCH_LOGS), leaving user logging as it was.
 
     Dynamo writes a recompile message to ONE of two loggers: the verbose one when the user
-    enabled ``recompiles_verbose``, else the plain one. Both are listened to; the plain artifact
-    is switched on (quietly) only when neither is on already.
+    enabled ``recompiles_verbose``, else the plain one. Both are listened to; when the user has
+    neither on, the verbose one is switched on (quietly): it names every failing part of each
+    entry's failing guard, not just the first, and runs only on a recompile (nothing per call).
     """
     internal = getattr(getattr(torch, "_logging", None), "_internal", None)
     state = getattr(internal, "log_state", None)
@@ -166,9 +167,9 @@ def recompiles_stream(on_message: Callable[[str], None]) -> Iterator[bool]:
     for lg in loggers:
         lg.addHandler(handler)
     if not user_on:
-        state.artifact_names.add(RECOMPILES_ARTIFACT)
-        loggers[0].setLevel(logging.DEBUG)
-        loggers[0].propagate = False  # the user did not ask for these on stderr
+        state.artifact_names.add(RECOMPILES_VERBOSE_ARTIFACT)
+        loggers[1].setLevel(logging.DEBUG)
+        loggers[1].propagate = False  # the user did not ask for these on stderr
     try:
         yield True
     finally:
@@ -177,7 +178,7 @@ def recompiles_stream(on_message: Callable[[str], None]) -> Iterator[bool]:
             lg.setLevel(level)
             lg.propagate = propagate
         if not user_on:
-            state.artifact_names.discard(RECOMPILES_ARTIFACT)
+            state.artifact_names.discard(RECOMPILES_VERBOSE_ARTIFACT)
 
 
 @contextlib.contextmanager

@@ -25,6 +25,9 @@ _HEADER = re.compile(r"Recompiling function (?P<name>\S+) in (?P<file>.+?):(?P<l
 _STANCE_HEADER = re.compile(r"filename: '(?P<file>[^']*)', function name: '(?P<name>[^']*)', "
                             r"line number: (?P<line>\d+)")
 
+#: the heading of each entry's failures in a recompiles_verbose message
+_VERBOSE = re.compile(r"^\s*guard \d+ failures:\s*$", re.MULTILINE)
+
 Identity = tuple  # (function, filename, first line): the code object, as Dynamo names it
 
 
@@ -52,16 +55,31 @@ def reason_lines(message: str | None) -> list[str]:
     ``recompiles_verbose`` it lists every failing guard of each entry; the first per entry is the
     one the plain log shows, so that is what is kept: the two settings give the same reason.
     """
-    if not message:
-        return []
-    items = [ln.strip()[2:] for ln in message.splitlines() if ln.strip().startswith("- ")]
-    lines = reasons.failure_lines("\n".join(items)) or reasons.failure_lines(message)
     out, entries = [], set()
-    for line in lines:
+    for line in all_failures(message):
         entry = line.split(":", 1)[0]
         if entry not in entries:
             entries.add(entry)
             out.append(line)
+    return out
+
+
+def all_failures(message: str | None) -> list[str]:
+    """Every failing guard of a recompile message, one "N/M: guard" line each, in Dynamo's order.
+
+    ``recompiles_verbose`` (torch 2.13) writes an entry's failing parts on one line joined by
+    "; " under a "guard N failures:" heading: split back into one line per guard, so that the
+    first line per entry is what the plain log shows."""
+    if not message:
+        return []
+    items = [ln.strip()[2:] for ln in message.splitlines() if ln.strip().startswith("- ")]
+    lines = reasons.failure_lines("\n".join(items)) or reasons.failure_lines(message)
+    if _VERBOSE.search(message) is None:
+        return lines
+    out = []
+    for line in lines:
+        entry, _, body = line.partition(": ")
+        out.extend(f"{entry}: {part.strip()}" for part in body.split("; ") if part.strip())
     return out
 
 
@@ -77,6 +95,8 @@ class EventBuilder:
     _pending: dict[str, tuple[Identity | None, str]] = field(default_factory=dict)
     #: the same for messages that name no entry (no frame id): by identity
     _pending_by_identity: dict[Identity, str] = field(default_factory=dict)
+    #: every failing guard of a logged message, keyed by its reason text (see ``failures``)
+    _failures: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     # --- inputs -----------------------------------------------------------------------------------
 
@@ -85,6 +105,9 @@ class EventBuilder:
         lines = reason_lines(message)
         identity = parse_header(message)
         text = "\n".join(lines) if lines else message.strip()
+        every = tuple(all_failures(message))
+        if every:
+            self._failures[text] = every
         frames = {frame_id(line.split(":", 1)[0]) for line in lines}
         frames.discard(None)
         if len(frames) == 1:
@@ -140,6 +163,11 @@ class EventBuilder:
                 text = "\n".join(reasons.failure_lines(raw)) or raw
         detail = reasons.classify(text, fail_type=fail_type, fail_reason=fail_reason) \
             if recompile else None
+        failures: tuple[str, ...] = ()
+        if recompile and text:
+            failures = self._failures.pop(text, None) or (
+                tuple(all_failures(fail_reason)) if from_error is not None else ()) or \
+                tuple(reasons.failure_lines(text))
         if text is None and detail is not None:  # the recompile limit: no guard failed
             text = detail.text
         time_us = m.get("dynamo_cumulative_compile_time_us")
@@ -154,6 +182,7 @@ class EventBuilder:
             reason_kind=detail.kind if detail else None,
             reason_detail=detail.to_dict() if detail else None,
             guard_latency_us=m.get("guard_latency_us"), graphs=graphs, graph_breaks=graph_breaks,
+            failures=failures,
         )
 
     def rejected(self, identity: Identity, entry_ids: list[str], failures: list[str],
@@ -176,6 +205,7 @@ class EventBuilder:
             recompile=True, fail_type=fail_type, fail_reason=fail_reason,
             reason_kind=detail.kind if detail else None,
             reason_detail=detail.to_dict() if detail else None, graphs=0, graph_breaks=0,
+            failures=tuple(failures),
         )
 
 

@@ -206,6 +206,8 @@ class ReasonCount:
     kind: str | None
     text: str  #: the first failing guard, comment stripped
     count: int
+    #: the user line behind it (as CompileEvent.reason_origins), from its first occurrence
+    origin: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -224,6 +226,8 @@ class CauseCount:
     recompiles: int  #: recompiles it is the most informative cause of
     seen_in: int  #: recompiles where any entry failed for it
     compile_ids: tuple[str, ...] = ()  #: the recompiles it is the most informative cause of
+    #: the user line behind it: creating line, or where the tensor was first used (role)
+    origin: dict | None = None
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,18 @@ dropped records before they were read, ``complete`` turns False and counts read 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import os
+import sys
 import threading
 from typing import Any, Callable
 
-from . import compat
+from . import compat, origins
 from .events import EventBuilder
 from .model import CompileEvent
+from .reasons import failure_lines, parse_line
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class Recorder:
@@ -43,6 +49,16 @@ class Recorder:
         #: keys of the records already turned into events, or present before we started
         self._known: set[tuple] = set()
         self._deque_mark: tuple[int, Any] | None = None
+        #: per compile id, what the tables need beside the event: the user's name for what was
+        #: compiled and their call site (``compiled_as``, ``call_site``), and the graph breaks
+        #: this compile hit with their user lines (``graph_breaks``); see ``extra``
+        self.extras: dict[str, dict[str, Any]] = {}
+        #: False where this torch has no hook to capture a compile's ShapeEnv (origins n/a)
+        self.captures_origins = False
+        self._collector = origins.Collector()
+        self._origins: dict[str, origins.CompileOrigins | None] = {}
+        self._first_uses: dict[str, dict | None] = {}
+        self._break_mark: int | None = None
 
     def __enter__(self) -> "Recorder":
         stack = contextlib.ExitStack()
@@ -53,11 +69,17 @@ class Recorder:
                 compat.stance_rejections(self._on_rejected))
             if not self._streaming:
                 stack.enter_context(compat.keep_all_metrics())
+            try:
+                self.captures_origins = stack.enter_context(
+                    origins.capture_hook(self._on_capture))
+            except Exception:  # noqa: BLE001 - a private hook: without it, origins are n/a
+                self.captures_origins = False
         except BaseException:
             stack.close()
             raise
         self._known = {compat.metrics_key(r) for r in compat.get_metrics()}
         self._graphs_seen, self._breaks_seen = compat.unique_graphs(), compat.graph_break_count()
+        self._break_mark = origins.graph_break_mark()
         self._stack = stack
         self.poll()  # settles the deque mark: only records from here on are ours
         return self
@@ -133,9 +155,119 @@ class Recorder:
             self._graphs_seen, self._breaks_seen = graphs_now, breaks_now
             event = self._builder.build(compat.metrics_fields(record), graphs=graphs,
                                         graph_breaks=breaks)
+            event = self._with_origins(event, counted)
             self.events.append(event)
         if self._on_event is not None:
             self._on_event(event)
+
+
+    # --- origins (issue 11): read once per compile, never per call ------------------------------
+
+    def _on_capture(self, cap: origins.Capture | None) -> None:
+        """Inside the backend call of a compile: keep its ShapeEnv until its record arrives, and
+        note what the user compiled and from where (the Python stack is the caller's here)."""
+        self._collector.add(cap)
+        cid = None if cap is None else cap.compile_id
+        if cid is not None and cid not in self.extras:
+            self.extras[cid] = compiled_as(sys._getframe(1))
+
+    def extra(self, compile_id: str | None) -> dict[str, Any]:
+        return self.extras.get(compile_id, {}) if compile_id else {}
+
+    def _with_origins(self, event: CompileEvent, counted: bool) -> CompileEvent:
+        cid = event.compile_id
+        if cid is not None:
+            # extracted now: the ShapeEnv (and the graph it references) goes with the compile
+            self._origins[cid] = self._collector.get(cid)
+            if counted:
+                found = origins.graph_breaks(self._break_mark)
+                self._break_mark = origins.graph_break_mark()
+                if found:
+                    self.extras.setdefault(cid, {})["graph_breaks"] = [b.to_dict() for b in found]
+        if not event.recompile or not self.captures_origins:
+            return event
+        lines = failure_lines(event.reason)
+        if not lines:
+            return event
+        found_origins = [self._reason_origin(event, line) for line in lines]
+        return dataclasses.replace(event, reason_origins=tuple(found_origins))
+
+    def _reason_origin(self, event: CompileEvent, line: str) -> dict | None:
+        """The user line behind one failing guard: its creating line (shape guards), where the
+        tensor was first used (a static size that changed), or the line Dynamo's comment names."""
+        cid, text = origins.reason_guard(line)
+        try:
+            detail = parse_line(line)
+            origin = None
+            if detail.what in ("shape-env expression", "value"):
+                compiled = self._origins.get(cid) if cid else None
+                if compiled is not None:
+                    origin = compiled.attribute(text).origin
+            elif detail.source is not None and detail.what in (
+                    "size", "stride", "dtype", "requires_grad", "device"):
+                uses = self._entry_first_uses(event, cid)
+                origin = (uses or {}).get(detail.source)
+            if origin is None and "  # " in text:
+                origin = origins.origin_of_guard_part(text, "created")
+            return None if origin is None else origin.to_dict()
+        except Exception:  # noqa: BLE001 - private structures; unreadable means n/a
+            return None
+
+    def _entry_first_uses(self, event: CompileEvent, cid: str | None) -> dict | None:
+        if cid is None:
+            return None
+        if cid not in self._first_uses:
+            uses = None
+            for code in compat.dynamo_codes() or ():
+                if (code.co_name, code.co_filename, code.co_firstlineno) != \
+                        (event.function, event.filename, event.line):
+                    continue
+                entry = next((e for e in compat.cache_entries(code) or ()
+                              if compat.entry_compile_id(e) == cid), None)
+                if entry is not None:
+                    uses = origins.first_uses(entry, code)
+                    break
+            self._first_uses[cid] = uses
+        return self._first_uses[cid]
+
+
+def _is_internal(filename: str) -> bool:
+    return origins.is_torch_file(filename) or filename.startswith(_HERE + os.sep) or \
+        filename.startswith("<frozen")
+
+
+def compiled_as(frame: Any) -> dict[str, Any]:
+    """What the user handed to torch.compile and where they called it, from the Python stack
+    of a compile (the compiled frame itself is not on it yet; its callers are).
+
+    The innermost ``nn.Module._call_impl`` names the module (unless it is torch's own
+    OptimizedModule), else torch.compile's wrapper holds the function (``fn``); the first frame
+    outside torch and this package is the call site. Nothing found: an empty dict (n/a)."""
+    name = None
+    while frame is not None:
+        code = frame.f_code
+        if not _is_internal(code.co_filename):
+            out: dict[str, Any] = {"call_site": f"{code.co_filename}:{frame.f_lineno}"}
+            if name is not None:
+                out["compiled_as"] = name
+            return out
+        if name is None:
+            try:
+                if code.co_name == "_call_impl" and code.co_filename.endswith(
+                        os.path.join("nn", "modules", "module.py")):
+                    module = frame.f_locals.get("self")
+                    cls = type(module)
+                    if cls.__name__ != "OptimizedModule":
+                        name = f"{cls.__name__}.forward"
+                elif code.co_name == "compile_wrapper":
+                    fn = frame.f_locals.get("fn")
+                    qual = getattr(fn, "__qualname__", None)
+                    if isinstance(qual, str) and not callable(getattr(fn, "forward", None)):
+                        name = qual
+            except Exception:  # noqa: BLE001 - a label, never worth breaking a compile
+                pass
+        frame = frame.f_back
+    return {}
 
 
 def delta(now: int | None, before: int | None) -> int | None:

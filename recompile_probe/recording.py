@@ -61,7 +61,8 @@ class Recording:
         return [e.reason for e in self.events if e.recompile and e.reason]
 
     def by_function(self) -> list[FunctionSummary]:
-        return by_function(self.events)
+        extras = self._recorder.extras if self._recorder is not None else None
+        return by_function(self.events, extras=extras)
 
     def explain(self) -> str:
         """A few lines for an assertion message: per function, counts and reasons."""

@@ -189,8 +189,10 @@ def _process(pid: int, lines: list[dict], main: bool, pattern: str | None) -> Pr
         qualnames[key] = frame.get("qualname")
         if frame.get("cache_entries") is not None:
             entries[key] = frame["cache_entries"]
+    extras = {line["event"].get("compile_id"): line["extra"] for line in lines
+              if "event" in line and isinstance(line.get("extra"), dict)}
     functions = analysis.by_function(events, cache_entries=entries if final else None,
-                                     qualnames=qualnames)
+                                     qualnames=qualnames, extras=extras)
     if pattern:
         functions = [f for f in functions if matches(f, pattern)]
     return ProcessSummary(

@@ -7,7 +7,8 @@ happens, so a crash, an os._exit or a kill loses nothing already compiled:
 
 - ``{"process": {...}}``: who this process is (pid, ppid, argv, forked_from, python, torch),
   written when it imports torch, or for a forked child with its first record;
-- ``{"event": {...}}``: one compile;
+- ``{"event": {...}, "extra": {...}}``: one compile (``extra``, where known: ``compiled_as``,
+  ``call_site``, ``graph_breaks`` with their user lines; see Recorder.extras);
 - ``{"warning": "..."}``;
 - ``{"final": {"frames": [...], "role": ..., "recorder": ...}}``: qualified names and
   cache-entry counts, at the exit of a process that imported torch.
@@ -105,7 +106,11 @@ def _role() -> str | None:
 def _on_event(event: Any) -> None:
     if event.compile_id is not None:
         _own_ids.add(event.compile_id)
-    _write({"event": dataclasses.asdict(event)})
+    record: dict[str, Any] = {"event": dataclasses.asdict(event)}
+    extra = _recorder.extra(event.compile_id) if _recorder is not None else None
+    if extra:  # the user's name for what was compiled, their call site, graph-break lines
+        record["extra"] = extra
+    _write(record)
 
 
 def _start() -> None:

@@ -11,6 +11,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from .. import causes
 from ..analysis import plural
 from ..model import FunctionSummary, ProcessSummary, WatchReport
 from . import cells
@@ -90,15 +91,46 @@ def all_totals(report: WatchReport) -> str:
     return line + "."
 
 
+def reason_lines(f: FunctionSummary) -> list[str]:
+    """A function's recompile causes and reasons, one string per line, unindented.
+
+    Causes first (every failing guard grouped by what changed, most informative first, each with
+    the recompiles it explains and its user line), then Dynamo's own first failing guard per
+    recompile, as before."""
+    head = f"{f.function} ({_where(f)})"
+    if f.code_name:
+        head += f" · compiled code {f.code_name}"
+    if f.call_site:
+        head += f" · called at {Path(f.call_site.rsplit(':', 1)[0]).name}:" \
+                f"{f.call_site.rsplit(':', 1)[-1]}"
+    out = [head]
+    costly = [c for c in f.causes if c.recompiles]
+    if costly and [c.label for c in costly] != [r.text for r in f.reasons]:
+        out.append("  causes (every failing guard, grouped by what changed):")
+        for c in costly:
+            out.append(f"    {c.recompiles}× {c.label}" + ("  [incidental]" if c.incidental
+                                                        else ""))
+            if c.origin:
+                out.append(f"       {causes.at(c.origin)}")
+        for c in f.causes:
+            if not c.recompiles:
+                out.append(f"    also failed in {plural(c.seen_in, 'recompile')}: {c.label}")
+        out.append("  first failing guard, as Dynamo's recompiles log names it:")
+    pad = "    " if len(out) > 1 else "  "
+    for r in f.reasons:
+        out.append(f"{pad}{r.count}× [{r.kind or 'other'}] {r.text}")
+        if r.origin:
+            out.append(f"{pad}   {causes.at(r.origin)}")
+    return out
+
+
 def _reasons(console: Console, functions: tuple[FunctionSummary, ...], indent: str,
              wrap: bool = False) -> None:
     for f in functions:
         if not f.reasons:
             continue
-        console.print(f"{indent}{f.function} ({_where(f)})", soft_wrap=not wrap, markup=False)
-        for r in f.reasons:
-            console.print(f"{indent}  {r.count}× [{r.kind or 'other'}] {r.text}",
-                          soft_wrap=not wrap, markup=False)
+        for line in reason_lines(f):
+            console.print(f"{indent}{line}", soft_wrap=not wrap, markup=False)
 
 
 def _table(headers: tuple[str, ...]) -> Table:
@@ -168,6 +200,11 @@ def markdown(report: WatchReport) -> str:
             for f in report.functions]
     out.append("")
     for f in report.functions:
+        for c in f.causes:
+            if c.recompiles:
+                where = causes.at(c.origin)
+                out.append(f"- `{f.function}`: cause of {c.recompiles}×: `{c.label}`"
+                           + (f" ({where})" if where else ""))
         for r in f.reasons:
             out.append(f"- `{f.function}`: {r.count}× {r.kind or 'other'}: "
                        f"`{r.text}`")
