@@ -38,6 +38,14 @@ NO_FIX_WHY = {
     "static_size_change": "no strategy in this run made the changing dim dynamic.",
     "shape_env_guard": "a symbolic guard failed; no strategy in this run avoided it. Read the "
                        "expression: it names the relation the new sizes break.",
+    "duck_sizing": "two unrelated dims had the same size at the first compile, so Dynamo "
+                   "equated them (duck sizing); give them different sizes in the first call, "
+                   "or set torch.fx.experimental._config.use_duck_shape = False.",
+    "user_specialization": "the user's code forces it to a constant (the line below).",
+    "type_or_id_change": "an argument's type or identity changed (a module or object swapped): "
+                         "pass the same object each call, or compile one function per type.",
+    "backend_change": "the same code was compiled with another backend callable: reuse one "
+                      "backend object (or functools.partial) for every torch.compile.",
     "other": "no strategy in this run removed it.",
 }
 
@@ -321,7 +329,8 @@ def specialization_fix(detail: Mapping[str, Any], origin: Mapping[str, Any] | No
             measured.append(f"{other.strategy} recompiled anyway at call {call_index}")
         elif call.event == "hit":
             measured.append(f"{other.strategy} did not recompile at call {call_index}")
-    tail = ("Measured in this report: " + "; ".join(measured) + "." if measured else
+    tail = ("Measured in this report: " + "; ".join(m.rstrip(".") for m in measured) + "."
+            if measured else
             "No run of this report marked that dim: not measured.")
     return f"{head} {why} {tail}"
 
