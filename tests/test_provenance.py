@@ -207,3 +207,24 @@ def test_report_without_provenance_reads_back():
     back = from_json(json.dumps(data))
     assert back.runs[0].specializations == () and back.runs[0].entries[0].guards[0].origin is None
     assert "specializations" in to_json(back)
+
+
+def test_the_users_own_backend_is_seen_too():
+    # as_is runs the user's torch.compile(backend="eager"): no counting backend of ours
+    data = report("decorated\ninputs: [{shape: [B, 2]}]\nsequences: {s: [8, 3]}\n"
+                  "strategies: [as_is]\n")
+    run = run_of(data, "as_is")
+    assert run["recompiles"] == 1
+    at(guard(run, "0/0", "7 <= L['x'].size()[0]")["origin"], "if x.shape[0] > 6:", "created")
+    at(event(run, "0/1")["reason_origins"][0], "if x.shape[0] > 6:", "created")
+
+
+def test_view_divisibility_guard_names_the_view():
+    data = report("view_rows\ninputs: [{shape: [B, 8]}]\nsequences: {s: [6, 7]}\n"
+                  "strategies: [dynamic_true]\n")
+    run = run_of(data, "dynamic_true")
+    shape = [g for g in run["entries"][0]["guards"] if g["kind"] == "SHAPE_ENV"]
+    viewed = [g for g in shape if "%" in g["text"]]
+    assert viewed, shape
+    for g in viewed:
+        at(g["origin"], "rows = x.view(-1, 4)", "created")
