@@ -240,12 +240,14 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
 
 def by_function(events: list[CompileEvent], *, cache_entries: dict[tuple, int] | None = None,
                 qualnames: dict[tuple, str] | None = None,
-                extras: dict[str, dict] | None = None) -> list[FunctionSummary]:
+                extras: dict[str, dict] | None = None,
+                code_qualnames: dict[tuple, str] | None = None) -> list[FunctionSummary]:
     """Per compiled code object (name, file, line), in first-compiled order.
 
     ``extras``: per compile id, what the recorder saw beside the event (``compiled_as``,
     ``call_site``): a code object that is a library's closure (a decorator's wrapper) is then
-    named after what the user compiled, its own name kept in ``code_name``."""
+    named after what the user compiled, its own name kept in ``code_name``. ``code_qualnames``:
+    co_qualname per code object, to tell such a closure where ``qualnames`` is not given."""
     from .reasons import classify, failure_lines, strip_comment
 
     groups: dict[tuple, list[CompileEvent]] = {}
@@ -271,14 +273,17 @@ def by_function(events: list[CompileEvent], *, cache_entries: dict[tuple, int] |
             values = [getattr(e, field) for e in group]
             return None if any(v is None for v in values) else sum(values)
 
-        code_name = (qualnames or {}).get(key) or key[0] or "?"
+        name = (qualnames or {}).get(key) or key[0] or "?"
+        code_name = (code_qualnames or {}).get(key) or name
         seen = [(extras or {}).get(e.compile_id or "") or {} for e in group]
-        user_name = next((x["compiled_as"] for x in seen if x.get("compiled_as")), None)
+        # one wrapper's code object may serve several things the user compiled: name them all
+        user_name = ", ".join(dict.fromkeys(x["compiled_as"] for x in seen
+                                            if x.get("compiled_as"))) or None
         call_site = next((x["call_site"] for x in seen if x.get("call_site")), None)
         # only a closure is renamed: a module's own forward or a plain function keeps its name
         renamed = user_name is not None and ".<locals>." in code_name and user_name != code_name
         out.append(FunctionSummary(
-            function=user_name if renamed else code_name,
+            function=user_name if renamed else name,
             filename=key[1], line=key[2],
             compiles=len(group), recompiles=sum(e.recompile for e in group),
             failed=sum(e.failed for e in group),

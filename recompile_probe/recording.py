@@ -62,7 +62,7 @@ class Recording:
 
     def by_function(self) -> list[FunctionSummary]:
         extras = self._recorder.extras if self._recorder is not None else None
-        return by_function(self.events, extras=extras)
+        return by_function(self.events, extras=extras, code_qualnames=_qualnames())
 
     def explain(self) -> str:
         """A few lines for an assertion message: per function, counts and reasons."""
@@ -70,17 +70,42 @@ class Recording:
                  f"{'n/a' if self.graphs is None else self.graphs} graphs"
                  + ("" if self.complete else " (incomplete: Dynamo dropped records; "
                     "counts are lower bounds)")]
+        from .causes import at
+
         for f in self.by_function():
             lines.append(f"  {f.function} ({f.filename}:{f.line}): {f.compiles} compiles, "
-                         f"{f.recompiles} recompiles")
-            lines += [f"    - {r.text}" + (f" (x{r.count})" if r.count > 1 else "")
-                      for r in f.reasons]
+                         f"{f.recompiles} recompiles"
+                         + (f"; compiled code {f.code_name}" if f.code_name else "")
+                         + (f"; called at {f.call_site}" if f.call_site else ""))
+            costly = [c for c in f.causes if c.recompiles]
+            if costly and [c.label for c in costly] != [r.text for r in f.reasons]:
+                lines.append("    causes (every failing guard, grouped by what changed):")
+                for c in costly:
+                    where = at(c.origin)
+                    lines.append(f"    * {c.label} (x{c.recompiles})"
+                                 + (f"  {where}" if where else ""))
+                lines.append("    first failing guard, as Dynamo logs it:")
+            for r in f.reasons:
+                where = at(r.origin)
+                lines.append(f"    - {r.text}" + (f" (x{r.count})" if r.count > 1 else "")
+                             + (f"  {where}" if where else ""))
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         return {"compiles": self.compiles, "recompiles": self.recompiles, "graphs": self.graphs,
                 "complete": self.complete,
                 "functions": [asdict(f) for f in self.by_function()]}
+
+
+def _qualnames() -> dict[tuple, str]:
+    """(co_name, file, line) -> co_qualname of each code object Dynamo compiled (as watch reads
+    them at exit), so a decorator's closure is recognised as one."""
+    import sys
+
+    compat = sys.modules.get("recompile_probe.compat")
+    codes = compat.dynamo_codes() if compat is not None else None
+    return {(c.co_name, c.co_filename, c.co_firstlineno): getattr(c, "co_qualname", c.co_name)
+            for c in codes or ()}
 
 
 @contextlib.contextmanager
