@@ -255,7 +255,8 @@ def _figureless(scenario: Scenario, target: LoadedTarget, name: str, points: tup
     return replace(figureless_run(target.name, name, batch_values(points, scenario.symbols),
                                   strategy.name, scenario.backend, status, error,
                                   description=strategy.description),
-                   points=tuple(p.as_dict() for p in points))
+                   points=tuple(p.as_dict() for p in points), specializations=None,
+                   graph_breaks=None)  # nothing ran: n/a, not "none"
 
 
 def batch_values(points: tuple[Point, ...], symbols: tuple[str, ...]) -> tuple[int, ...]:
