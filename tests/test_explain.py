@@ -280,3 +280,19 @@ def test_two_symbols_explain_names_points_changes_and_symbols(write_scenario):
         assert fixed >= {"mark_unbacked", "mixed"}
     md = explanation.markdown(report, xs, notes)
     assert "Recompile at call 1 (S 7 → 33), 0/1: static_size_change" in md
+
+
+def test_origin_line_says_nothing_when_unknown_and_fits_its_width():
+    from recompile_probe.render import cells
+
+    assert cells.origin(None) is None and cells.origin({"file": "f.py", "line": None}) is None
+    data = {"file": "/a/b/model.py", "line": 23, "function": "f", "role": "created",
+            "code": "if x.shape[0] > 4 and some_really_long_condition(x, y, z, w) " * 3}
+    text = cells.origin(data, 80)
+    assert text.startswith("at model.py:23  `if x.shape[0] > 4") and len(text) <= 80
+    assert text.endswith("…`  (created this guard)")
+    static = cells.origin({**data, "code": "y = x * 2", "role": "first_use"}, static=True)
+    assert static == "at model.py:23  `y = x * 2`  (first use: the first compile was static by " \
+                     "design)"
+    assert cells.origin({**data, "code": None, "role": "specialized"}, short=True) == \
+        "at model.py:23  (specialized)"
