@@ -6,7 +6,6 @@ recompile, with its measured fix."""
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 
