@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -533,3 +534,82 @@ def test_sections_in_table_and_markdown_from_streams():
     assert [e["pid"] for e in data["events"]] == [10, 10]
     assert [e["pid"] for e in data["processes"][2]["events"]] == [12]
     assert data["totals"]["compiles"] == 3
+
+
+STATIC_CACHE = Path(__file__).parent / "programs" / "static_cache_model.py"
+_VERBOSE_SIZE = re.compile(r"\[(?P<cid>\d+/\d+)\] \[__recompiles_verbose\].*?- (?P<entry>\d+/\d+): "
+                           r"tensor '(?P<name>.+?)' size mismatch at index (?P<dim>\d+)\. "
+                           r"expected (?P<before>\d+), actual (?P<after>\d+)")
+
+
+def test_static_cache_model_causes_are_batch_and_cache_length_not_len_kwargs(tmp_path):
+    """Issue 11's done-when: a Hugging Face-style model with a static cache behind a
+    functools.wraps decorator. Dynamo's own verbose log (a plain run with
+    TORCH_LOGS=recompiles_verbose, no recorder) is the reference for what changed per recompile."""
+    env = {**os.environ, "TORCH_LOGS": "recompiles_verbose", "OMP_NUM_THREADS": "1"}
+    plain = subprocess.run([sys.executable, str(STATIC_CACHE)], capture_output=True, text=True,
+                           env=env, check=True)
+    truth: dict[str, set] = {}
+    for m in _VERBOSE_SIZE.finditer(plain.stderr):
+        truth.setdefault(m["cid"], set()).add((m["name"], int(m["dim"]), m["before"],
+                                               m["after"]))
+    assert truth, plain.stderr[-2000:]
+
+    out = tmp_path / "watch.json"
+    subprocess.run([*CLI, "watch", "-f", "json", "-o", str(out), "--", "python",
+                    str(STATIC_CACHE)], capture_output=True, text=True, check=True,
+                   env={**os.environ, "OMP_NUM_THREADS": "1"})
+    report = json.loads(out.read_text())
+    (f,) = report["functions"]
+    # the row names what the user compiled; the code object's own name stays in the JSON
+    assert f["function"] == "TinyDecoder.forward"
+    assert f["code_name"] == "deprecate_kwarg.<locals>.wrapper.<locals>.wrapped_func"
+    call = next(i for i, t in enumerate(STATIC_CACHE.read_text().splitlines(), 1)
+                if "logits = model(" in t)
+    assert f["call_site"] == f"{STATIC_CACHE}:{call}"
+
+    # every size change Dynamo's log shows, per recompile, is among the watch run's failures
+    events = {e["compile_id"]: e for e in report["events"]}
+    for cid, changes in truth.items():
+        seen = set()
+        for line in events[cid]["failures"]:
+            m = re.search(r"tensor '(.+?)' size mismatch at index (\d+)\. expected (\d+), "
+                          r"actual (\d+)", line)
+            if m:
+                seen.add((m[1], int(m[2]), m[3], m[4]))
+        assert seen == changes, cid
+
+    costly = [c for c in f["causes"] if c["recompiles"]]
+    # the two causes named first are the batch going 1 -> 2 and the cache length 16 -> 32,
+    # each charged with the recompiles whose verbose log shows that change
+    first, second = costly[0], costly[1]
+    assert (first["source"], first["dim"], first["before"], first["after"]) == \
+        ("L['kwargs']['input_ids']", 0, "1", "2")
+    assert (second["source"], second["dim"], second["before"], second["after"]) == \
+        ("L['kwargs']['past_key_values'].key_cache", 2, "16", "32")
+    for cause, name in ((first, "kwargs['input_ids']"),
+                        (second, "kwargs['past_key_values'].key_cache")):
+        shown = {cid for cid, changes in truth.items()
+                 if any(c[0] == name and (str(c[2]), str(c[3])) ==
+                        (cause["before"], cause["after"]) for c in changes)}
+        assert set(cause["compile_ids"]) == shown
+    kwargs_causes = [c for c in f["causes"] if c["what"] == "length"]
+    assert kwargs_causes and all(c["incidental"] for c in kwargs_causes)
+    # len(kwargs) costs only the recompile where nothing else failed (prefill -> decode)
+    only_kwargs = [cid for cid, e in events.items() if e["recompile"] and not any(
+        "size mismatch" in line for line in e["failures"])]
+    assert sorted(kwargs_causes[0]["compile_ids"]) == sorted(only_kwargs)
+    # origins: the tensor's first use, and the kwargs guard's own line
+    source = STATIC_CACHE.read_text().splitlines()
+    assert source[first["origin"]["line"] - 1].strip() == "b, s = input_ids.shape"
+    assert first["origin"]["role"] == "first_use"
+    assert "kwargs" in source[kwargs_causes[0]["origin"]["line"] - 1]
+
+    table = subprocess.run([*CLI, "watch", "--", "python", str(STATIC_CACHE)],
+                           capture_output=True, text=True, check=True,
+                           env={**os.environ, "OMP_NUM_THREADS": "1"}).stderr
+    causes_at = table.index("causes (every failing guard")
+    assert table.index("size of dim 0 of kwargs['input_ids']: 1 → 2", causes_at) < \
+        table.index("len(kwargs) changed", causes_at)
+    use = next(i for i, t in enumerate(source, 1) if t.strip() == "b, s = input_ids.shape")
+    assert f"at static_cache_model.py:{use} `b, s = input_ids.shape` (first use)" in table
