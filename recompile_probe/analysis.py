@@ -296,8 +296,27 @@ def by_function(events: list[CompileEvent], *, cache_entries: dict[tuple, int] |
                           for (k, t), n in reasons.items()),
             causes=cause_counts(group),
             code_name=code_name if renamed else None, call_site=call_site,
+            graph_break_origins=_merged(seen, "graph_breaks", ("reason",), count=True),
+            specializations=_merged(seen, "specializations", ("source", "value")),
         ))
     return out
+
+
+def _merged(extras: list[dict], name: str, fields: tuple[str, ...], count: bool = False
+            ) -> tuple[dict, ...]:
+    """One record per (fields, user line) over a function's compiles; counts added up."""
+    out: dict[tuple, dict] = {}
+    for extra in extras:
+        for item in extra.get(name) or ():
+            origin = item.get("origin") or {}
+            key = (*(item.get(f) for f in fields), origin.get("file"), origin.get("line"))
+            if key in out:
+                if count:
+                    out[key]["count"] = (out[key].get("count") or 0) + (item.get("count") or 0)
+            else:
+                kept = {k: v for k, v in item.items() if k != "stack"}
+                out[key] = kept
+    return tuple(out.values())
 
 
 def cause_counts(events: list[CompileEvent]) -> tuple[CauseCount, ...]:

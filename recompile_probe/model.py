@@ -254,6 +254,10 @@ class FunctionSummary:
     code_name: str | None = None
     #: where the user called what they compiled, "file.py:67", from the compile's Python stack
     call_site: str | None = None
+    #: graph breaks with their user line, over its compiles: {reason, origin, count}
+    graph_break_origins: tuple[dict, ...] = ()
+    #: sizes and ints its user code forced to a constant: {source, value, reason, origin}
+    specializations: tuple[dict, ...] = ()
 
 
 @dataclass(frozen=True)

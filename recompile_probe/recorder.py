@@ -51,7 +51,8 @@ class Recorder:
         self._deque_mark: tuple[int, Any] | None = None
         #: per compile id, what the tables need beside the event: the user's name for what was
         #: compiled and their call site (``compiled_as``, ``call_site``), and the graph breaks
-        #: this compile hit with their user lines (``graph_breaks``); see ``extra``
+        #: this compile hit with their user lines (``graph_breaks``), the sizes and ints the
+        #: user's code forced to a constant (``specializations``); see ``extra``
         self.extras: dict[str, dict[str, Any]] = {}
         #: False where this torch has no hook to capture a compile's ShapeEnv (origins n/a)
         self.captures_origins = False
@@ -178,7 +179,10 @@ class Recorder:
         cid = event.compile_id
         if cid is not None:
             # extracted now: the ShapeEnv (and the graph it references) goes with the compile
-            self._origins[cid] = self._collector.get(cid)
+            compiled = self._origins[cid] = self._collector.get(cid)
+            if compiled is not None and compiled.specializations:
+                self.extras.setdefault(cid, {})["specializations"] = [
+                    sp.to_dict() for sp in compiled.specializations]
             if counted:
                 found = origins.graph_breaks(self._break_mark)
                 self._break_mark = origins.graph_break_mark()

@@ -124,6 +124,43 @@ def reason_lines(f: FunctionSummary) -> list[str]:
     return out
 
 
+def line_notes(f: FunctionSummary) -> list[str]:
+    """Graph breaks and specializations of a function at their user lines ([] when none)."""
+    out = []
+    for b in f.graph_break_origins:
+        where = causes.at(_plain(b.get("origin"))) or "at an unknown line"
+        reason = (b.get("reason") or "").strip().splitlines()
+        count = f" ({b['count']}×)" if (b.get("count") or 0) > 1 else ""
+        out.append(f"  graph break {where}{count}" + (f": {reason[0][:100]}" if reason else ""))
+    for sp in f.specializations:
+        where = causes.at(_plain(sp.get("origin"))) or "at an unknown line"
+        src = str(sp.get("source"))
+        out.append(f"  {origins_strip(src)} specialized to {sp.get('value')} {where}")
+    return [f"{f.function} ({_where(f)})", *out] if out else []
+
+
+def _plain(origin: dict | None) -> dict | None:
+    """The origin without its role note (the line says what happened there)."""
+    return None if not origin else {**origin, "role": "created"}
+
+
+def origins_strip(source: str) -> str:
+    from ..origins import strip_local_scope
+
+    return strip_local_scope(source)
+
+
+def _lines_section(console: Console, functions: tuple[FunctionSummary, ...], indent: str,
+                   wrap: bool = False) -> None:
+    notes = [line for f in functions for line in line_notes(f)]
+    if not notes:
+        return
+    console.print(Text(f"{indent.rstrip()}Graph breaks and specializations at their user lines"
+                       .strip(), style="bold"))
+    for line in notes:
+        console.print(f"{indent}{line}", soft_wrap=not wrap, markup=False)
+
+
 def _reasons(console: Console, functions: tuple[FunctionSummary, ...], indent: str,
              wrap: bool = False) -> None:
     for f in functions:
@@ -167,6 +204,7 @@ def render(report: WatchReport, *, color: bool = False, width: int = 120) -> str
             console.print(Text("Recompile reasons (distinct, with how often each occurred)",
                                style="bold"))
             _reasons(console, report.functions, "  ")
+        _lines_section(console, report.functions, "  ")
         console.print(Text(totals(report), style="bold"))
     if not others:
         return buffer.getvalue()
