@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +78,70 @@ def test_graphs_of_a_restarted_attempt_are_not_counted(tmp_path):
         + _line({"compilation_metrics": metrics, **ids, "attempt": 1}))
     (event,) = tracefile.read(trace).events
     assert event.graphs == 1
+
+
+LINE_PROGRAM = Path(__file__).parent / "programs" / "line_origins.py"
+
+
+def _marked(name: str) -> int:
+    return next(i for i, text in enumerate(LINE_PROGRAM.read_text().splitlines(), 1)
+                if text.rstrip().endswith(f"# LINE:{name}"))
+
+
+def _trace_records(directory: Path) -> list[dict]:
+    """The trace's JSON envelopes, read here with json alone (not the tool's reader)."""
+    out = []
+    for path in directory.rglob("*.log"):
+        for line in path.read_text().splitlines():
+            if not line.startswith("\t") and "] {" in line:
+                try:
+                    out.append(json.loads(line.split("] ", 1)[1]))
+                except json.JSONDecodeError:
+                    pass
+    return out
+
+
+@pytest.mark.slow
+def test_summarize_and_watch_name_the_user_lines(tmp_path):
+    trace = tmp_path / "trace"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    out = tmp_path / "watch.json"
+    subprocess.run([sys.executable, "-m", "recompile_probe", "watch", "-f", "json", "-o",
+                    str(out), "--trace-dir", str(trace), "--", "python", str(LINE_PROGRAM)],
+                   check=True, capture_output=True, text=True, env=env)
+    watched = json.loads(out.read_text())
+    summary = tmp_path / "summary.json"
+    subprocess.run([sys.executable, "-m", "recompile_probe", "summarize", "-f", "json", "-o",
+                    str(summary), str(trace)], check=True, capture_output=True, text=True)
+    summarized = json.loads(summary.read_text())
+
+    # Dynamo's own records in the trace: the lines its guard_added_fast and
+    # symbolic_shape_specialization user stacks name (file index -> path from "str" records)
+    records = _trace_records(trace)
+    files = {r["str"][1]: r["str"][0] for r in records if "str" in r}
+    added = {(files[r["guard_added_fast"]["user_stack"][-1]["filename"]],
+              r["guard_added_fast"]["user_stack"][-1]["line"])
+             for r in records if r.get("guard_added_fast", {}).get("user_stack")}
+    program = str(LINE_PROGRAM)
+    assert (program, _marked("branch")) in added and (program, _marked("range")) in added
+
+    for report in (watched, summarized):
+        functions = {f["function"]: f for f in report["functions"]}
+        f = functions["f"]
+        reason_lines = {r["text"]: r["origin"] for r in f["reasons"]}
+        branch = next(o for t, o in reason_lines.items() if "x.size()[0]" in t)
+        assert (branch["file"], branch["line"]) == (program, _marked("branch"))
+        assert branch["code"] == "if x.shape[0] > 4: # LINE:branch"
+        specs = {(s["source"], s["value"]): s["origin"] for s in f["specializations"]}
+        assert set(specs) == {("L['n']", 2), ("L['n']", 3)}
+        assert {(o["file"], o["line"], o["role"]) for o in specs.values()} == \
+            {(program, _marked("range"), "specialized")}
+        breaks = [(b["origin"]["file"], b["origin"]["line"], b["origin"]["function"])
+                  for b in f["graph_break_origins"]]
+        assert breaks == [(program, _marked("graph_break"), "inner")]
+        assert "graph_break()" in f["graph_break_origins"][0]["reason"]
+        events = [e for e in report["events"] if e["recompile"] and e["function"] == "f"]
+        assert all(e["reason_origins"] and all(e["reason_origins"]) for e in events)
+    # summarize's specializations carry Dynamo's reason; in-process it is n/a (None)
+    spec = summarized["functions"][0]["specializations"][0]
+    assert spec["reason"] == "range_refined_to_singleton"
