@@ -141,13 +141,15 @@ def metrics_stream(on_record: Callable[[Any], None]) -> Iterator[bool]:
 # --- recompile reasons (the torch._logging "recompiles" artifact) ----------------------------------
 
 @contextlib.contextmanager
-def recompiles_stream(on_message: Callable[[str], None]) -> Iterator[bool]:
+def recompiles_stream(on_message: Callable[[str], None], verbose: bool = True
+                      ) -> Iterator[bool]:
     """Capture the recompiles artifact in-process (no TORCH_LOGS), leaving user logging as it was.
 
     Dynamo writes a recompile message to ONE of two loggers: the verbose one when the user
     enabled ``recompiles_verbose``, else the plain one. Both are listened to; when the user has
     neither on, the verbose one is switched on (quietly): it names every failing part of each
-    entry's failing guard, not just the first, and runs only on a recompile (nothing per call).
+    entry's failing guard, not just the first, and runs only on a recompile (nothing per call);
+    ``verbose=False`` switches on the plain one instead.
     """
     internal = getattr(getattr(torch, "_logging", None), "_internal", None)
     state = getattr(internal, "log_state", None)
@@ -166,10 +168,11 @@ def recompiles_stream(on_message: Callable[[str], None]) -> Iterator[bool]:
     saved = [(lg, lg.level, lg.propagate) for lg in loggers]
     for lg in loggers:
         lg.addHandler(handler)
+    ours = RECOMPILES_VERBOSE_ARTIFACT if verbose else RECOMPILES_ARTIFACT
     if not user_on:
-        state.artifact_names.add(RECOMPILES_VERBOSE_ARTIFACT)
-        loggers[1].setLevel(logging.DEBUG)
-        loggers[1].propagate = False  # the user did not ask for these on stderr
+        state.artifact_names.add(ours)
+        loggers[1 if verbose else 0].setLevel(logging.DEBUG)
+        loggers[1 if verbose else 0].propagate = False  # the user did not ask for these
     try:
         yield True
     finally:
@@ -178,7 +181,7 @@ def recompiles_stream(on_message: Callable[[str], None]) -> Iterator[bool]:
             lg.setLevel(level)
             lg.propagate = propagate
         if not user_on:
-            state.artifact_names.discard(RECOMPILES_VERBOSE_ARTIFACT)
+            state.artifact_names.discard(ours)
 
 
 @contextlib.contextmanager

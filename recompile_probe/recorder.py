@@ -32,7 +32,11 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 class Recorder:
     """``with Recorder() as rec: ...`` then ``rec.events``."""
 
-    def __init__(self, on_event: Callable[[CompileEvent], None] | None = None) -> None:
+    def __init__(self, on_event: Callable[[CompileEvent], None] | None = None, *,
+                 provenance: bool = True) -> None:
+        """``provenance=False``: no user lines, no wrapper names and the plain recompiles log
+        (first failing guard per entry); for measuring what they cost (benchmarks/)."""
+        self._provenance = provenance
         self.events: list[CompileEvent] = []
         #: False when records were lost (the deque overflowed between two reads): counts are n/a
         self.complete = True
@@ -65,13 +69,14 @@ class Recorder:
         stack = contextlib.ExitStack()
         try:
             self._streaming = stack.enter_context(compat.metrics_stream(self._on_metrics))
-            stack.enter_context(compat.recompiles_stream(self._on_recompile_message))
+            stack.enter_context(compat.recompiles_stream(self._on_recompile_message,
+                                                         verbose=self._provenance))
             self.sees_stance_rejections = stack.enter_context(
                 compat.stance_rejections(self._on_rejected))
             if not self._streaming:
                 stack.enter_context(compat.keep_all_metrics())
             try:
-                self.captures_origins = stack.enter_context(
+                self.captures_origins = self._provenance and stack.enter_context(
                     origins.capture_hook(self._on_capture))
             except Exception:  # noqa: BLE001 - a private hook: without it, origins are n/a
                 self.captures_origins = False
@@ -177,7 +182,7 @@ class Recorder:
 
     def _with_origins(self, event: CompileEvent, counted: bool) -> CompileEvent:
         cid = event.compile_id
-        if cid is not None:
+        if cid is not None and self.captures_origins:
             # extracted now: the ShapeEnv (and the graph it references) goes with the compile
             compiled = self._origins[cid] = self._collector.get(cid)
             if compiled is not None and compiled.specializations:
