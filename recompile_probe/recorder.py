@@ -69,8 +69,9 @@ class Recorder:
         stack = contextlib.ExitStack()
         try:
             self._streaming = stack.enter_context(compat.metrics_stream(self._on_metrics))
-            stack.enter_context(compat.recompiles_stream(self._on_recompile_message,
-                                                         verbose=self._provenance))
+            stack.enter_context(
+                compat.recompiles_stream(self._on_recompile_message) if self._provenance
+                else compat.recompiles_stream(self._on_recompile_message, verbose=False))
             self.sees_stance_rejections = stack.enter_context(
                 compat.stance_rejections(self._on_rejected))
             if not self._streaming:
