@@ -294,7 +294,7 @@ def by_function(events: list[CompileEvent], *, cache_entries: dict[tuple, int] |
             recompile_limit_hit=any(e.reason_kind == "recompile_limit_hit" for e in group),
             reasons=tuple(ReasonCount(k, t, n, reason_origin.get((k, t)))
                           for (k, t), n in reasons.items()),
-            causes=cause_counts(group),
+            causes=cause_counts(group, extras),
             code_name=code_name if renamed else None, call_site=call_site,
             graph_break_origins=_merged(seen, "graph_breaks", ("reason",), count=True),
             specializations=_merged(seen, "specializations", ("source", "value")),
@@ -319,7 +319,8 @@ def _merged(extras: list[dict], name: str, fields: tuple[str, ...], count: bool 
     return tuple(out.values())
 
 
-def cause_counts(events: list[CompileEvent]) -> tuple[CauseCount, ...]:
+def cause_counts(events: list[CompileEvent], extras: dict[str, dict] | None = None
+                 ) -> tuple[CauseCount, ...]:
     """The root causes of these recompiles (every failing guard, grouped; causes.py), each with
     the recompiles it is the most informative cause of; informative ones first, then dearer."""
     from dataclasses import replace
@@ -336,9 +337,13 @@ def cause_counts(events: list[CompileEvent]) -> tuple[CauseCount, ...]:
         group = causes_mod.group(lines)
         # the origin of each entry's first failing guard (reason_origins follows reason's lines)
         firsts = {}
-        for line, origin in zip(failure_lines(e.reason), e.reason_origins or ()):
+        every = ((extras or {}).get(e.compile_id or "") or {}).get("failure_origins") or ()
+        for line, origin in [*zip(failure_lines(e.reason), e.reason_origins or ()),
+                             *zip(lines, every)]:
             entry, _, guard = line.partition(": ")
-            firsts[(entry, strip_comment(guard))] = origin
+            firsts.setdefault((entry, strip_comment(guard)), origin)
+            if origin is not None and firsts[(entry, strip_comment(guard))] is None:
+                firsts[(entry, strip_comment(guard))] = origin
         for i, cause in enumerate(group):
             item = found.setdefault(cause.key(), {"cause": cause, "ids": [], "seen": 0,
                                                   "order": len(found), "origin": None})

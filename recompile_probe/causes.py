@@ -8,10 +8,11 @@ phase, while the change that really cost the recompile (the batch going 1 -> 2, 
 preallocated to a new length) shows only on the entries of the same phase.
 
 So each failing guard is reduced to the input it is about and what changed there; the same input
-changing the same way across entries is one cause. Causes are ranked most informative first:
-a changed tensor property or a shape-env expression, then a changed Python value, then types,
-ids and global state, and last the length of a container (``len(kwargs) == 6``), which fails
-whenever an optional argument appears or goes and says nothing about what the call changed.
+changing the same way across entries is one cause. Causes are ranked: the length of a container
+(``len(kwargs) == 6``) last, since it fails whenever an optional argument appears or goes and says
+nothing about what the call changed; before it, the cause more entries rejected the call for,
+then a changed tensor property or shape-env expression before a changed Python value, before
+types, ids and global state.
 """
 
 from __future__ import annotations
@@ -31,6 +32,25 @@ TENSOR, SHAPE, VALUE, IDENTITY, CONTAINER_LENGTH, UNKNOWN = range(6)
 _TENSOR_WHATS = ("size", "stride", "dtype", "requires_grad", "device", "rank", "dispatch_key")
 
 
+def split_parts(body: str) -> list[str]:
+    """An entry's failing parts as ``recompiles_verbose`` joins them (``a; b``) -> [a, b].
+
+    A guard's comment may hold "; " itself (Dynamo's "... in the framework; to avoid
+    specialization try mark_unbacked(tensor, dim))"): a piece that leaves a parenthesis open is
+    joined with the next."""
+    out: list[str] = []
+    current = ""
+    for piece in body.split("; "):
+        current = f"{current}; {piece}" if current else piece
+        if current.count("(") <= current.count(")"):
+            if current.strip():
+                out.append(current.strip())
+            current = ""
+    if current.strip():
+        out.append(current.strip())
+    return out
+
+
 def split(lines: Iterable[str]) -> list[tuple[str | None, str]]:
     """Recompile reason lines (``0/0: a; b``, one per entry) -> (entry, guard text) per failing
     guard, in Dynamo's order, comments kept (they name the user line)."""
@@ -38,9 +58,7 @@ def split(lines: Iterable[str]) -> list[tuple[str | None, str]]:
     for line in lines:
         match = _ENTRY.match(line.strip())
         entry, body = (match.group("entry"), match.group("body")) if match else (None, line)
-        for part in body.split("; "):
-            if part.strip():
-                out.append((entry, part.strip()))
+        out.extend((entry, part) for part in split_parts(body))
     return out
 
 
@@ -126,8 +144,9 @@ def _reduce(entry: str | None, text: str) -> tuple[tuple, dict]:
 
 
 def group(lines: Iterable[str]) -> list[Cause]:
-    """The causes of one recompile from its failure lines, most informative first (then: the
-    one that failed more entries, then Dynamo's order)."""
+    """The causes of one recompile from its failure lines: incidental ones (a container's
+    length) last; before them, the one that failed more entries first (what every entry
+    rejected is closer to the root), then the more informative kind, then Dynamo's order."""
     found: dict[tuple, dict] = {}
     for entry, text in split(lines):
         key, fields = _reduce(entry, text)
@@ -141,7 +160,8 @@ def group(lines: Iterable[str]) -> list[Cause]:
             item["guards"].append(guard)
         if item["what"] in ("length", "value"):
             item["before"] = merged_before(item["before"], fields["before"])
-    ordered = sorted(found.values(), key=lambda c: (c["rank"], -len(c["entries"]), c["order"]))
+    ordered = sorted(found.values(), key=lambda c: (c["rank"] == CONTAINER_LENGTH,
+                                                    -len(c["entries"]), c["rank"], c["order"]))
     return [Cause(c["what"], c["source"], c["dim"], c["before"], c["after"], c["kind"],
                   c["rank"], tuple(c["entries"]), tuple(c["guards"])) for c in ordered]
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from . import reasons
+from .causes import split_parts
 from .model import CompileEvent
 
 #: Dynamo's header of a recompile message (recompiles log, RecompileError, fail_on_recompile).
@@ -79,7 +80,7 @@ def all_failures(message: str | None) -> list[str]:
     out = []
     for line in lines:
         entry, _, body = line.partition(": ")
-        out.extend(f"{entry}: {part.strip()}" for part in body.split("; ") if part.strip())
+        out.extend(f"{entry}: {part}" for part in split_parts(body))
     return out
 
 

@@ -199,7 +199,14 @@ class Recorder:
         lines = failure_lines(event.reason)
         if not lines:
             return event
-        found_origins = [self._reason_origin(event, line) for line in lines]
+        memo: dict[str, dict | None] = {}
+        for line in event.failures:  # every failing guard, for the causes' lines
+            memo[line] = self._reason_origin(event, line)
+        if event.failures and cid is not None and any(memo.values()):
+            self.extras.setdefault(cid, {})["failure_origins"] = [
+                memo[line] for line in event.failures]
+        found_origins = [memo[line] if line in memo else self._reason_origin(event, line)
+                         for line in lines]
         return dataclasses.replace(event, reason_origins=tuple(found_origins))
 
     def _reason_origin(self, event: CompileEvent, line: str) -> dict | None:

@@ -177,3 +177,34 @@ def test_group_ranks_a_value_change_over_a_container_length():
     found = causes.group(lines)
     assert [c.what for c in found] == ["value", "length"]
     assert found[1].entries == ("0/1", "0/0") and found[1].incidental
+
+
+def test_a_comment_holding_a_semicolon_stays_one_guard():
+    """Dynamo's first-use comment holds "; " ("... in the framework; to avoid specialization
+    try ...mark_unbacked(tensor, dim))"), and recompiles_verbose joins parts with "; "."""
+    torch._dynamo.reset()
+    spec = importlib.util.spec_from_file_location(
+        "line_origins", Path(__file__).parent / "programs" / "line_origins.py")
+    program = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(program)
+    compiled = torch.compile(program.f, backend="eager", dynamic=True)
+    with recompile_probe.record() as rec:
+        compiled(torch.ones(8), 2)
+        compiled(torch.ones(3), 2)
+        compiled(torch.ones(9), 3)
+    last = [e for e in rec.events if e.recompile and e.function == "f"][-1]
+    # Dynamo's own strings for this frame, one per rejecting entry, verbose: "0/1: a; b"
+    truth = [r for r in _dynamo_reasons(program.f.__code__) if r.startswith(("0/1:", "0/0:"))]
+    assert any("mark_unbacked(tensor, dim)" in r for r in truth)
+    joined = [line for line in last.failures if "mark_unbacked(tensor, dim))" in line]
+    assert len(joined) == 1 and joined[0].startswith("0/1: 2 <= x.size()[0] <= 4")
+    # every part Dynamo wrote is in exactly one of our lines, in its order
+    assert "; ".join(ln.split(": ", 1)[1] for ln in last.failures if ln.startswith("0/1:")) in \
+        "\n".join(truth)
+    (f,) = [s for s in rec.by_function() if s.function.endswith("f") and s.recompiles]
+    n_cause = next(c for c in f.causes if c.what == "value")
+    assert n_cause.seen_in == 1 and set(n_cause.compile_ids) == {last.compile_id}
+    line = next(i for i, t in enumerate(
+        (Path(__file__).parent / "programs" / "line_origins.py").read_text().splitlines(), 1)
+        if t.rstrip().endswith("# LINE:range"))
+    assert n_cause.origin["line"] == line
