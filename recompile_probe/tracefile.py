@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .model import WatchReport
 from .model import CompileEvent
 from .events import EventBuilder
+from .causes import split_parts
 from .reasons import failure_lines
 
 _PREFIX = re.compile(r"^[VIWEC]\d{4} [\d:.]+\s+\d+ [^\]]*\] (?P<json>\{.*)$")
@@ -265,13 +266,21 @@ def read(path: Path) -> TraceRead:
             if isinstance(metrics, dict):
                 cid = metrics.get("compile_id")
                 raw = reasons.get(cid) if cid else None
-                reason = "\n".join(failure_lines(raw)) or raw if raw else None
+                # a trace written with recompiles_verbose on (watch turns it on) holds each
+                # entry's failing parts joined by "; ": reason keeps the first per entry
+                every = [f"{line.partition(': ')[0]}: {part}" for line in failure_lines(raw)
+                         for part in split_parts(line.partition(": ")[2])] if raw else []
+                firsts: dict[str, str] = {}
+                for line in every:
+                    firsts.setdefault(line.split(":", 1)[0], line)
+                reason = "\n".join(firsts.values()) or raw if raw else None
                 event = builder.build(
                     metrics, reason=reason,
                     graphs=graphs.get(cid, (0, 0))[1] if cid else None,
                     graph_breaks=breaks.get(cid, (0, 0))[1] if cid else None)
                 if event.recompile and event.reason:
-                    event = replace(event, reason_origins=where.reason_origins(event.reason))
+                    event = replace(event, reason_origins=where.reason_origins(event.reason),
+                                    failures=tuple(every) or event.failures)
                 result.events.append(event)
     result.skipped_lines = skipped[0]
     return result

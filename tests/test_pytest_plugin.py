@@ -76,8 +76,10 @@ def test_plain():
     by = {t["nodeid"].split("::")[1]: t for t in data["tests"]}
     assert by["test_uses_fixture"]["recompiles"] == 1
     (reason,) = by["test_uses_fixture"]["functions"][0]["reasons"]
+    origin = reason.pop("origin")  # where x was first used: a static size has no creating line
     assert reason == {"kind": "zero_one_specialization", "count": 1,
                       "text": "tensor 'x' size mismatch at index 0. expected 1, actual 2"}
+    assert origin["role"] == "first_use" and origin["function"] == "count_greater_than"
     assert by["test_plain"]["compiles"] == 0
 
 

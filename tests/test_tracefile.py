@@ -145,3 +145,29 @@ def test_summarize_and_watch_name_the_user_lines(tmp_path):
     # summarize's specializations carry Dynamo's reason; in-process it is n/a (None)
     spec = summarized["functions"][0]["specializations"][0]
     assert spec["reason"] == "range_refined_to_singleton"
+
+
+@pytest.mark.slow
+def test_summarize_reads_every_failing_guard_of_a_verbose_trace(tmp_path):
+    """watch turns recompiles_verbose on, so its traces join each entry's failing parts with
+    "; ": summarize gives the same reason (first per entry), failures and causes as watch."""
+    program = Path(__file__).parent / "programs" / "static_cache_model.py"
+    trace, out = tmp_path / "trace", tmp_path / "watch.json"
+    subprocess.run([sys.executable, "-m", "recompile_probe", "watch", "-f", "json", "-o",
+                    str(out), "--trace-dir", str(trace), "--", "python", str(program)],
+                   check=True, capture_output=True, text=True,
+                   env={**os.environ, "OMP_NUM_THREADS": "1"})
+    watched = json.loads(out.read_text())
+    raw = "\n".join(p.read_text() for p in trace.rglob("*.log"))
+    assert "recompile_reasons" in raw
+    (read,) = [tracefile.read(p) for p in trace.rglob("*.log")]
+    ours = {e.compile_id: e for e in read.events if e.recompile}
+    theirs = {e["compile_id"]: e for e in watched["events"] if e["recompile"]}
+    assert set(ours) == set(theirs) and len(ours) == 5
+    for cid, event in ours.items():
+        assert event.reason == theirs[cid]["reason"]
+        assert list(event.failures) == theirs[cid]["failures"]
+    summary = tracefile.summarize(trace)
+    (f,) = summary.functions
+    labels = [c.label for c in f.causes if c.recompiles]
+    assert labels == [c["label"] for c in watched["functions"][0]["causes"] if c["recompiles"]]
