@@ -613,3 +613,29 @@ def test_static_cache_model_causes_are_batch_and_cache_length_not_len_kwargs(tmp
         table.index("len(kwargs) changed", causes_at)
     use = next(i for i, t in enumerate(source, 1) if t.strip() == "b, s = input_ids.shape")
     assert f"at static_cache_model.py:{use} `b, s = input_ids.shape` (first use)" in table
+
+
+def test_tiny_llama_with_a_static_cache_names_real_causes(tmp_path):
+    """The same on a real transformers Llama built from a config (skipped without transformers):
+    the batch change is a named cause, len(kwargs) never outranks a changed size."""
+    pytest.importorskip("transformers")
+    program = Path(__file__).parent / "programs" / "static_cache_llama.py"
+    out = tmp_path / "watch.json"
+    done = subprocess.run([*CLI, "watch", "-f", "json", "-o", str(out), "--", "python",
+                           str(program)], capture_output=True, text=True,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    recompiled = [f for f in report["functions"] if f["recompiles"]]
+    assert recompiled
+    for f in recompiled:
+        costly = [c for c in f["causes"] if c["recompiles"]]
+        sizes = [i for i, c in enumerate(costly) if c["what"] == "size"]
+        lengths = [i for i, c in enumerate(costly) if c["what"] == "length"]
+        assert not sizes or not lengths or max(sizes) < min(lengths)
+    events = [e for e in report["events"] if e["recompile"]]
+    # every batch change Dynamo named is charged to a size cause of dim 0, 1 -> 2
+    if any("size mismatch at index 0. expected 1, actual 2" in line
+           for e in events for line in e["failures"]):
+        assert any(c["what"] == "size" and c["dim"] == 0 and (c["before"], c["after"]) ==
+                   ("1", "2") for f in recompiled for c in f["causes"])
