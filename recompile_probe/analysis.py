@@ -322,12 +322,12 @@ def _merged(extras: list[dict], name: str, fields: tuple[str, ...], count: bool 
 def cause_counts(events: list[CompileEvent], extras: dict[str, dict] | None = None
                  ) -> tuple[CauseCount, ...]:
     """The root causes of these recompiles (every failing guard, grouped; causes.py), each with
-    the recompiles it is the most informative cause of; informative ones first, then dearer."""
+    the recompiles it is the first-ranked cause of: those first (dearer first, incidental ones
+    last), then the ones that only also failed."""
     from dataclasses import replace
 
-    from .reasons import failure_lines, strip_comment
-
     from . import causes as causes_mod
+    from .reasons import failure_lines, strip_comment
 
     found: dict[tuple, dict] = {}
     for e in events:
@@ -341,8 +341,7 @@ def cause_counts(events: list[CompileEvent], extras: dict[str, dict] | None = No
         for line, origin in [*zip(failure_lines(e.reason), e.reason_origins or ()),
                              *zip(lines, every)]:
             entry, _, guard = line.partition(": ")
-            firsts.setdefault((entry, strip_comment(guard)), origin)
-            if origin is not None and firsts[(entry, strip_comment(guard))] is None:
+            if firsts.get((entry, strip_comment(guard))) is None:
                 firsts[(entry, strip_comment(guard))] = origin
         for i, cause in enumerate(group):
             item = found.setdefault(cause.key(), {"cause": cause, "ids": [], "seen": 0,
@@ -356,8 +355,8 @@ def cause_counts(events: list[CompileEvent], extras: dict[str, dict] | None = No
                     item["cause"].before, cause.before))
             if i == 0:
                 item["ids"].append(e.compile_id or "?")
-    ordered = sorted(found.values(), key=lambda c: (not c["ids"], c["cause"].rank,
-                                                    -len(c["ids"]), c["order"]))
+    ordered = sorted(found.values(), key=lambda c: (not c["ids"], c["cause"].incidental,
+                                                    -len(c["ids"]), c["cause"].rank, c["order"]))
     return tuple(CauseCount(c["cause"].label(), c["cause"].what, c["cause"].source,
                             c["cause"].dim, c["cause"].before, c["cause"].after,
                             c["cause"].kind, c["cause"].incidental, len(c["ids"]), c["seen"],
