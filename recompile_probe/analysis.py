@@ -277,11 +277,13 @@ def by_function(events: list[CompileEvent], *, cache_entries: dict[tuple, int] |
         code_name = (code_qualnames or {}).get(key) or name
         seen = [(extras or {}).get(e.compile_id or "") or {} for e in group]
         # one wrapper's code object may serve several things the user compiled: name them all
-        user_name = ", ".join(dict.fromkeys(x["compiled_as"] for x in seen
-                                            if x.get("compiled_as"))) or None
+        names = list(dict.fromkeys(x["compiled_as"] for x in seen if x.get("compiled_as")))
+        user_name = ", ".join(names) or None
         call_site = next((x["call_site"] for x in seen if x.get("call_site")), None)
-        # only a closure is renamed: a module's own forward or a plain function keeps its name
-        renamed = user_name is not None and ".<locals>." in code_name and user_name != code_name
+        # only a closure named otherwise than what the user compiled is renamed (a decorator's
+        # wrapper): a module's own forward, a local class's or a plain function keeps its name
+        renamed = user_name is not None and ".<locals>." in code_name and \
+            all(n.rsplit(".", 1)[-1] != (key[0] or "") for n in names)
         out.append(FunctionSummary(
             function=user_name if renamed else name,
             filename=key[1], line=key[2],

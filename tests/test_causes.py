@@ -208,3 +208,18 @@ def test_a_comment_holding_a_semicolon_stays_one_guard():
         (Path(__file__).parent / "programs" / "line_origins.py").read_text().splitlines(), 1)
         if t.rstrip().endswith("# LINE:range"))
     assert n_cause.origin["line"] == line
+
+
+def test_a_local_module_class_keeps_its_forward_name():
+    torch._dynamo.reset()
+
+    class Local(torch.nn.Module):
+        def forward(self, x):
+            return x + 1
+
+    compiled = torch.compile(Local(), backend="eager")
+    with recompile_probe.record() as rec:
+        compiled(torch.ones(2))
+    (f,) = rec.by_function()
+    assert (f.function, f.code_name) == ("forward", None)
+    assert f.call_site is not None
