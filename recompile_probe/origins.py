@@ -256,7 +256,9 @@ def locs_in_comment(comment: str) -> list[UserLoc]:
     for match in _LOC_IN_TEXT.finditer(comment):
         before = comment[start:match.start()]
         before = before.split(") and ")[-1]  # a range guard: "<lo sloc>) and <hi code>"
-        code = before.split("  # ")[-1].strip() if before.strip() else None
+        # Not split on "  # ": the user's own line may end in a comment, and the whole line is
+        # the code (the location's own "  # " is part of the match).
+        code = before.strip() if before.strip() else None
         if code is not None and code.startswith("("):
             code = None
         out.append(UserLoc(match.group("path"), int(match.group("line")), match.group("fn"),

@@ -107,8 +107,8 @@ def test_explain_json_and_text_carry_the_lines(tmp_path):
     branch_line = line_of("if x.shape[0] > 4:")
     assert f"    at provenance_targets.py:{branch_line}  `if x.shape[0] > 4:`  " \
            "(created this guard)" in text.splitlines()
-    assert f"    at provenance_targets.py:{line_of('y = x * 2')}  `y = x * 2`  (first use: the " \
-           "first compile was static by design)" in text.splitlines()
+    assert f"    at provenance_targets.py:{line_of('y = x * 2')}  `y = x * 2`  (first use; " \
+           "static by design)" in text.splitlines()
     assert f"      at provenance_targets.py:{branch_line}  `if x.shape[0] > 4:`  (created this " \
            "guard)" in text.splitlines()  # under the guard diff's + SHAPE_ENV line
     assert max(map(len, text.splitlines())) <= 100

@@ -119,11 +119,11 @@ def reason(text: str | None) -> str:
 ROLE_WORDS = {
     "created": "created this guard",
     "specialized": "forced the size to a constant",
-    "first_use": "first use: nothing created it",
+    "first_use": "first use; no line created it",
     "graph_break": "graph break",
 }
 #: a TENSOR_MATCH size mismatch: the first compile was static by design, no line created it
-STATIC_WORDS = "first use: the first compile was static by design"
+STATIC_WORDS = "first use; static by design"
 #: the same, for narrow columns (the run's reasons table)
 SHORT_WORDS = {"created": "created", "specialized": "specialized", "first_use": "first use",
                "graph_break": "graph break", "static": "first use; static by design"}
