@@ -103,3 +103,24 @@ def test_every_trace_file_carries_its_own_file_names(tmp_path):
         index = (out / "index.html").read_text()
         assert "logprobs.py:12 in count_greater_than" in index, run["strategy"]
         assert "(unknown)" not in index
+
+
+def test_unbacked_sources_canary_agrees_with_a_hand_count():
+    # the canary's verdict, against CompileCounter runs of the same config by hand: per-dim
+    # names (L['x']:0) are honoured where one graph serves sizes 1, 2, 3 (2.13+); 2.9 honours
+    # whole tensor names only, and the reason says so
+    from conftest import hand_count
+
+    from recompile_probe.compat import knob_not_honoured
+
+    def count(value):
+        return hand_count(lambda x: x * 2, lambda n: (torch.ones(n),), [1, 2, 3],
+                          config=[(torch.compiler.config, "unbacked_sources", value)])
+
+    per_dim, whole, neither = count("L['x']:0"), count("L['x']"), count("")
+    assert neither == (2, None)  # without the knob, sizes 1, 2, 3 take two graphs
+    why = knob_not_honoured("torch.compiler.config.unbacked_sources")
+    assert (why is None) == (per_dim == (1, None)), (why, per_dim)
+    if why is not None:
+        assert f"compiled {per_dim[0]} times" in why
+        assert ("whole tensors only" in why) == (whole == (1, None)), (why, whole)
