@@ -97,6 +97,17 @@ def _hand_case(target: str, spec: dict, strategy: str, points: list, backend: st
             "points": points, "shapes": spec.get("shapes")}
 
 
+def _unsupported_here(strategy: str, status: str, message: str | None) -> bool:
+    """True for a strategy this torch cannot run (unbacked_sources where the tool's canary, checked
+    against a hand count in test_compat, finds dims not honoured, e.g. 2.9): it must then say so."""
+    from conftest import unbacked_sources_honoured
+
+    if strategy != "unbacked_sources" or unbacked_sources_honoured():
+        return False
+    assert status == "unsupported" and "not honoured" in (message or ""), (strategy, status)
+    return True
+
+
 def _scenario_yaml(name: str, spec: dict, backend: str) -> str:
     inputs = "\n".join(f"  - {{shape: [{', '.join(map(str, s))}]}}" for s in spec["shapes"])
     sequences = "\n".join(f"  {seq}: {json.dumps(points)}"
@@ -138,7 +149,11 @@ def test_two_symbol_graphs_equal_an_independent_compile_counter(tmp_path, backen
                                     backend, spec["varying"])
     assert len(runs) == len(STRATEGIES) * 4  # pool s, attn prefill + decode, add_checked eq
     hand = _hand_counts(cases, tmp_path)
-    for key, run in runs.items():
+    for key, run in list(runs.items()):
+        if _unsupported_here(run.strategy, run.status, run.error and run.error.message):
+            assert run.graphs is None, key  # n/a, not a count
+            del runs[key]
+            continue
         graphs, error = hand[key]
         assert error is None and run.status == "ok", (key, error, run.error)
         assert run.graphs == graphs, (key, run.graphs, graphs)
@@ -149,7 +164,8 @@ def test_two_symbol_graphs_equal_an_independent_compile_counter(tmp_path, backen
     # not a vacuous comparison: the strategies disagree on each sequence
     for name, spec in CALLABLES.items():
         for seq in spec["sequences"]:
-            counts = {runs[f"{name} {seq} {s}"].graphs for s in STRATEGIES}
+            counts = {runs[f"{name} {seq} {s}"].graphs for s in STRATEGIES
+                      if f"{name} {seq} {s}" in runs}
             assert len(counts) > 1, (name, seq, counts)
     # torch._check unifies S and T: unbacked, one graph for the whole sequence
     assert hand["add_checked eq mark_unbacked"] == [1, None]
@@ -200,11 +216,16 @@ def test_shipped_prefill_decode_matches_an_independent_compile_counter(tmp_path)
         cases[key] = _hand_case(f"{CONFIGS / 'prefill_decode.py'}:block", PREFILL_DECODE,
                                 run.strategy, points, scenario.backend, varying)
     hand = _hand_counts(cases, tmp_path)
-    for key, run in runs.items():
+    for key, run in list(runs.items()):
+        if _unsupported_here(run.strategy, run.status, run.error and run.error.message):
+            assert run.graphs is None, key
+            del runs[key]
+            continue
         assert hand[key] == [run.graphs, None] and run.status == "ok", (key, hand[key], run.graphs)
         assert run.outputs_match is True, key
     for seq in PREFILL_DECODE["sequences"]:  # the example exists to show the strategies differ
-        assert len({runs[f"{seq} {s}"].graphs for s in scenario.strategies}) >= 3, seq
+        assert len({runs[f"{seq} {s}"].graphs for s in scenario.strategies
+                    if f"{seq} {s}" in runs}) >= 3, seq
 
 
 # --- 2. a driver scenario against `watch` on the same program run on its own ------------------------
@@ -231,6 +252,8 @@ def test_driver_reproduces_what_watch_records_of_the_program_on_its_own(tmp_path
     report = run_scenario(scenario)
     assert report.complete
     for run in report.runs:
+        if _unsupported_here(run.strategy, run.status, run.error and run.error.message):
+            continue
         watched = _watch(["--strategy", run.strategy, "--backend", scenario.backend,
                           "--points", points], tmp_path / f"{run.strategy}.json")
         (fn,) = watched["functions"]  # the program compiles one function: the block's forward
@@ -281,9 +304,14 @@ def test_driver_sources_expand_star_paths_from_the_calls_it_made(write_scenario)
         repeats: 2
         """)
     runs = {r.strategy: r for r in run_scenario(scenario_mod.load(path)).runs}
+    unsupported = _unsupported_here("unbacked_sources", runs["unbacked_sources"].status,
+                                    getattr(runs["unbacked_sources"].error, "message", None))
     for source in ("L['xs'][0]", "L['xs'][1]"):
         assert _sizes(runs["default"].entries[0], source) == ["2", "4"]
-        assert _sizes(runs["unbacked_sources"].entries[0], source) == ["None", "4"]
+        if not unsupported:
+            assert _sizes(runs["unbacked_sources"].entries[0], source) == ["None", "4"]
+    if unsupported:
+        return
     assert runs["unbacked_sources"].marked_dims == 2 and runs["unbacked_sources"].notes == ()
 
 
@@ -320,6 +348,8 @@ def test_keyword_and_nested_dims_mark_what_they_name(write_scenario, tmp_path, t
     runs = {r["strategy"]: r for r in json.loads(out.read_text())["runs"]}
     expected = NESTED[target]
     for strategy, run in runs.items():
+        if _unsupported_here(strategy, run["status"], (run.get("error") or {}).get("message")):
+            continue
         assert run["status"] == "ok" and run["outputs_match"] is True, strategy
         first = next(e for e in run["entries"] if e["compile_id"] == "0/0")
         for source, dynamic in expected.items():
