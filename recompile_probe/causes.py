@@ -190,3 +190,12 @@ def at(origin: dict | None) -> str:
     name = str(origin.get("file") or "?").replace("\\", "/").rsplit("/", 1)[-1]
     code = f" `{origin['code']}`" if origin.get("code") else ""
     return f"at {name}:{origin.get('line')}{code}{_ROLE_NOTE.get(origin.get('role') or '', '')}"
+
+
+def worth_showing(causes: Any, reason_count: int) -> bool:
+    """Whether a function's causes say more than Dynamo's first line per recompile: an
+    incidental cause, a cause that only also failed, or not one cause per distinct reason."""
+    costly = [c for c in causes if c.recompiles]
+    return bool(costly) and (any(c.incidental for c in causes) or
+                             any(not c.recompiles for c in causes) or
+                             len(costly) != reason_count)

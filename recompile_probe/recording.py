@@ -70,7 +70,7 @@ class Recording:
                  f"{'n/a' if self.graphs is None else self.graphs} graphs"
                  + ("" if self.complete else " (incomplete: Dynamo dropped records; "
                     "counts are lower bounds)")]
-        from .causes import at
+        from .causes import at, worth_showing
 
         for f in self.by_function():
             lines.append(f"  {f.function} ({f.filename}:{f.line}): {f.compiles} compiles, "
@@ -78,7 +78,7 @@ class Recording:
                          + (f"; compiled code {f.code_name}" if f.code_name else "")
                          + (f"; called at {f.call_site}" if f.call_site else ""))
             costly = [c for c in f.causes if c.recompiles]
-            if costly and [c.label for c in costly] != [r.text for r in f.reasons]:
+            if worth_showing(f.causes, len(f.reasons)):
                 lines.append("    causes (every failing guard, grouped by what changed):")
                 for c in costly:
                     where = at(c.origin)

@@ -105,7 +105,7 @@ def reason_lines(f: FunctionSummary) -> list[str]:
                 f"{f.call_site.rsplit(':', 1)[-1]}"
     out = [head]
     costly = [c for c in f.causes if c.recompiles]
-    if costly and [c.label for c in costly] != [r.text for r in f.reasons]:
+    if causes.worth_showing(f.causes, len(f.reasons)):
         out.append("  causes (every failing guard, grouped by what changed):")
         for c in costly:
             out.append(f"    {c.recompiles}× {c.label}" + ("  [incidental]" if c.incidental
