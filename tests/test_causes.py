@@ -223,3 +223,19 @@ def test_a_local_module_class_keeps_its_forward_name():
     (f,) = rec.by_function()
     assert (f.function, f.code_name) == ("forward", None)
     assert f.call_site is not None
+
+
+def test_one_plain_cause_is_not_repeated_as_a_cause():
+    torch._dynamo.reset()
+
+    def double(x):
+        return x * 2
+
+    compiled = torch.compile(double, backend="eager", dynamic=False)
+    with recompile_probe.record() as rec:
+        compiled(torch.ones(2))
+        compiled(torch.ones(3))
+    (f,) = rec.by_function()
+    (cause,) = f.causes
+    assert (cause.what, cause.dim, cause.before, cause.after) == ("size", 0, "2", "3")
+    assert "causes (" not in rec.explain() and "size mismatch at index 0" in rec.explain()
