@@ -11,6 +11,7 @@ import contextlib
 import functools
 import inspect
 import logging
+import sys
 from typing import Any, Callable, Iterator
 
 import torch
@@ -191,14 +192,20 @@ def stance_rejections(on_rejected: Callable[[Any, list[str], list[str]], None]) 
     That stance raises before Dynamo writes a metrics record or a log line; the only place the
     refusal passes through is its call of ``get_and_maybe_log_recompilation_reasons(...,
     skip_logging=True)``. It is wrapped while the block runs (the original still does all the
-    work) and ``on_rejected(code, entry compile ids, failure lines)`` is called. Yields False
-    where this torch has no such function.
+    work) and ``on_rejected(code, entry compile ids, failure lines)`` is called. Where the stance
+    raises without asking for them (2.9), its own check for tensors in the frame is observed
+    instead and the failures are asked for here, as the newer stance does. Yields False where
+    this torch has neither.
     """
     guards_mod = getattr(torch._dynamo, "guards", None)
     original = getattr(guards_mod, "get_and_maybe_log_recompilation_reasons", None)
     eval_frame = getattr(torch._dynamo, "eval_frame", None)
-    if original is None or not hasattr(eval_frame, "_stance") or not _stance_reads_reasons():
+    if original is None or not hasattr(eval_frame, "_stance"):
         yield False
+        return
+    if not _stance_reads_reasons():
+        with _stance_rejections_by_tensor_check(on_rejected, original) as observing:
+            yield observing
         return
 
     def observed(cache_entries: Any, frame: Any, *args: Any, **kwargs: Any) -> Any:
@@ -219,6 +226,57 @@ def stance_rejections(on_rejected: Callable[[Any, list[str], list[str]], None]) 
     finally:
         if guards_mod.get_and_maybe_log_recompilation_reasons is observed:
             guards_mod.get_and_maybe_log_recompilation_reasons = original
+
+
+@contextlib.contextmanager
+def _stance_rejections_by_tensor_check(on_rejected: Callable[[Any, list[str], list[str]], None],
+                                       reasons: Callable[..., Any]) -> Iterator[bool]:
+    """2.9's fail_on_recompile callback: after skipping torch's own files it asks
+    ``convert_frame.has_tensor_in_frame`` and raises when that says True. That call, made by the
+    stance's callback, is the refusal; the guard failures are read as the newer stance reads them."""
+    convert_frame = getattr(torch._dynamo, "convert_frame", None)
+    check = getattr(convert_frame, "has_tensor_in_frame", None)
+    eval_frame = torch._dynamo.eval_frame
+    if check is None or not _stance_checks_tensors():
+        yield False
+        return
+    first_only = next(iter(inspect.signature(reasons).parameters), "") == "cache_entry"
+
+    def observed(frame: Any, *args: Any, **kwargs: Any) -> Any:
+        result = check(frame, *args, **kwargs)
+        try:
+            if result and getattr(eval_frame._stance, "stance", None) == "fail_on_recompile" \
+                    and sys._getframe(1).f_code.co_name == "fail_callback":
+                entries = cache_entries(frame.f_code) or []
+                failures = [] if not entries else reasons(
+                    entries[0] if first_only else entries, frame, skip_logging=True)
+                ids = [entry_compile_id(e) for e in entries]
+                on_rejected(frame.f_code, [i for i in ids if i], list(failures or ()))
+        except Exception:  # noqa: BLE001 - observing must never change the program
+            pass
+        return result
+
+    observed.__wrapped__ = check  # type: ignore[attr-defined]
+    convert_frame.has_tensor_in_frame = observed
+    try:
+        yield True
+    finally:
+        if convert_frame.has_tensor_in_frame is observed:
+            convert_frame.has_tensor_in_frame = check
+
+
+@functools.lru_cache(maxsize=None)
+def _stance_checks_tensors() -> bool:
+    """Whether this torch's fail_on_recompile callback raises right after its
+    ``convert_frame.has_tensor_in_frame`` check (2.9), read from its source like the above."""
+    try:
+        source = inspect.getsource(torch._dynamo.eval_frame)
+    except (OSError, TypeError):
+        return False
+    start = source.find('"fail_on_recompile"')
+    body = source[start:start + 2000] if start >= 0 else ""
+    check = body.find("convert_frame.has_tensor_in_frame(frame)")
+    return check >= 0 and "raise RuntimeError" in body[check:]
 
 
 @functools.lru_cache(maxsize=None)

@@ -117,12 +117,20 @@ def test_fail_on_recompile_stance_is_recorded_though_dynamo_writes_no_record():
     assert event.recompile and event.failed and event.compile_id is None
     expected = [ln.strip()[2:] for ln in str(raised.value).splitlines()
                 if ln.strip().startswith("- ")]
+    if not expected:  # 2.9's refusal names no guard: Dynamo's own log of the real recompile does
+        with Recorder() as again:
+            compiled(torch.ones(2))
+        (real,) = again.events
+        assert real.recompile and not real.failed
+        expected = real.reason.splitlines()
     assert event.reason.splitlines() == expected
     assert event.reason_kind == "zero_one_specialization"
     # Observing left the stance machinery as it was.
+    import torch._dynamo.convert_frame as dynamo_convert_frame
     import torch._dynamo.guards as dynamo_guards
 
     assert not hasattr(dynamo_guards.get_and_maybe_log_recompilation_reasons, "__wrapped__")
+    assert not hasattr(dynamo_convert_frame.has_tensor_in_frame, "__wrapped__")
 
 
 def test_a_metrics_log_in_an_unknown_shape_falls_back_to_dynamos_deque(monkeypatch):
