@@ -213,7 +213,7 @@ def stance_rejections(on_rejected: Callable[[Any, list[str], list[str]], None]) 
         skip = kwargs.get("skip_logging", args[1] if len(args) > 1 else False)
         if skip and getattr(eval_frame._stance, "stance", None) == "fail_on_recompile":
             try:
-                ids = [entry_compile_id(e) for e in cache_entries]
+                ids = [entry_compile_id(e) for e in _chained(cache_entries)]
                 on_rejected(frame.f_code, [i for i in ids if i], list(result or ()))
             except Exception:  # noqa: BLE001 - observing must never change the program
                 pass
@@ -226,6 +226,17 @@ def stance_rejections(on_rejected: Callable[[Any, list[str], list[str]], None]) 
     finally:
         if guards_mod.get_and_maybe_log_recompilation_reasons is observed:
             guards_mod.get_and_maybe_log_recompilation_reasons = original
+
+
+def _chained(entries: Any) -> list[Any]:
+    """Cache entries as a list: 2.13 passes one, 2.11 the first entry of a ``.next`` chain."""
+    if entries is None or isinstance(entries, (list, tuple)):
+        return list(entries or ())
+    out = []
+    while entries is not None and len(out) < 1 << 16:
+        out.append(entries)
+        entries = getattr(entries, "next", None)
+    return out
 
 
 @contextlib.contextmanager
