@@ -32,7 +32,7 @@ bench: install
 
 # Not part of CI: builds a multi-GB virtual environment per torch release (see .ci/compat.py).
 compat:
-	$(PY) .ci/compat.py $(RELEASES)
+	$(PY) .ci/compat.py $(RELEASES) $(COMPAT_ARGS)  # e.g. COMPAT_ARGS="--venvs /tmp/compat"
 
 clean:
 	rm -rf $(VENV) .pytest_cache *.egg-info
