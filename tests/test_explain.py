@@ -292,7 +292,6 @@ def test_origin_line_says_nothing_when_unknown_and_fits_its_width():
     assert text.startswith("at model.py:23  `if x.shape[0] > 4") and len(text) <= 80
     assert text.endswith("…`  (created this guard)")
     static = cells.origin({**data, "code": "y = x * 2", "role": "first_use"}, static=True)
-    assert static == "at model.py:23  `y = x * 2`  (first use: the first compile was static by " \
-                     "design)"
+    assert static == "at model.py:23  `y = x * 2`  (first use; static by design)"
     assert cells.origin({**data, "code": None, "role": "specialized"}, short=True) == \
         "at model.py:23  (specialized)"
