@@ -30,7 +30,8 @@ KINDS = ("zero_one_specialization", "static_size_change", "dtype_change", "requi
 #: Dynamo's comment on a duck-sized equality guard
 DUCK_MARK = "duck sizing added this equality"
 
-_ENTRY = re.compile(r"^(?P<entry>\d+/\d+): (?P<body>.*)$")
+# the body may be empty: torch 2.9 logs "0/0: " for a backend change (it names no guard)
+_ENTRY = re.compile(r"^(?P<entry>\d+/\d+):(?: (?P<body>.*))?$")
 # Non-greedy up to "' <what> mismatch": sources may hold quotes (tensor 'kwargs['input_ids']').
 _TENSOR = re.compile(r"^tensor '(?P<name>.+?)' (?P<what>[\w ]+?) mismatch"
                      r"(?: at index (?P<dim>-?\d+))?\.\s*(?P<rest>.*)$")
@@ -85,7 +86,8 @@ def _source(name: str) -> str:
 
 def parse_line(line: str) -> ReasonDetail:
     match = _ENTRY.match(line.strip())
-    entry, body = (match.group("entry"), match.group("body")) if match else (None, line.strip())
+    entry, body = (match.group("entry"), match.group("body") or "") if match else \
+        (None, line.strip())
     comment = body.partition("  #")[2].strip()
     body = strip_comment(body)
     base = {"entry": entry, "text": body}

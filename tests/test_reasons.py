@@ -104,8 +104,12 @@ def test_backend_change_from_a_real_recompile():
     with Recorder() as rec:
         torch.compile(double, backend="eager")(torch.randn(2))
         torch.compile(double, backend="aot_eager")(torch.randn(2))
+    dynamo_says = torch._dynamo.utils.get_compilation_metrics()[-1].recompile_reason
     torch._dynamo.reset()
     (event,) = [e for e in rec.events if e.recompile]
+    if dynamo_says.strip() == "0/0:":  # torch 2.9 names no guard for it: neither does the tool
+        assert event.reason == "0/0:" and event.reason_kind == "other"
+        return
     assert event.reason_kind == "backend_change" and event.reason_detail["what"] == "backend"
     assert event.reason_detail["text"].startswith("BACKEND_MATCH")
 
