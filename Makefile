@@ -12,7 +12,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m venv $(VENV)
 	@echo "torch==$(TORCH_VERSION)" > $(VENV)/constraints.txt
 	$(BIN)/python -m pip install -q --upgrade pip
-	# torch first and pinned: the project's loose torch>=2.4 must never pull another build.
+	# torch first and pinned: the project's loose torch>=2.9 must never pull another build.
 	$(BIN)/python -m pip install -q "torch==$(TORCH_VERSION)"
 	$(BIN)/python -m pip install -q -c $(VENV)/constraints.txt -e ".[dev]"
 	@touch $@
