@@ -84,12 +84,18 @@ def _announce_locked() -> None:
         "torch": getattr(sys.modules.get("torch"), "__version__", None)}}) + "\n")
 
 
+_worker_role: str | None = None  #: kept: torch 2.14+ clears _worker_info as the worker loop ends
+
+
 def _role() -> str | None:
     """What this process is to the program, where it can be told without importing anything."""
+    global _worker_role
     data = sys.modules.get("torch.utils.data._utils.worker")
     info = getattr(data, "_worker_info", None)
     if info is not None and getattr(info, "id", None) is not None:
-        return f"DataLoader worker {info.id}"
+        _worker_role = f"DataLoader worker {info.id}"
+    if _worker_role is not None:  # the exit record comes after the loop's own clean-up
+        return _worker_role
     if os.environ.get("RANK") is not None and os.environ.get("WORLD_SIZE") is not None:
         return f"rank {os.environ['RANK']}"
     mp = sys.modules.get("multiprocessing")
@@ -104,6 +110,7 @@ def _role() -> str | None:
 
 
 def _on_event(event: Any) -> None:
+    _role()  # a spawned worker announced itself before its loop: note its id while it runs
     if event.compile_id is not None:
         _own_ids.add(event.compile_id)
     record: dict[str, Any] = {"event": dataclasses.asdict(event)}
@@ -175,8 +182,9 @@ _TOKEN = _ForkToken()
 
 
 def _after_fork_in_child() -> None:
-    global _lock, _pid, _forked_from, _announced, _finished, _own_ids
+    global _lock, _pid, _forked_from, _announced, _finished, _own_ids, _worker_role
     _lock = threading.Lock()  # another thread of the parent may have held it at the fork
+    _worker_role = None  # a worker's child is not that worker
     _forked_from, _pid = _pid, os.getpid()
     _announced = _finished = False
     _own_ids = set()
