@@ -781,6 +781,8 @@ def first_uses(entry: Any, code: Any = None) -> dict[str, Origin] | None:
     root = getattr(getattr(entry, "guard_manager", None), "root", None)
     if root is None:
         return None
+    from .guards import _walk  # the one guard-tree walk (imports torch: only reached with it)
+
     resolver = FileResolver([getattr(code, "co_filename", None)])
     out: dict[str, Origin] = {}
     try:
@@ -795,19 +797,6 @@ def first_uses(entry: Any, code: Any = None) -> dict[str, Origin] | None:
     except Exception:  # noqa: BLE001 - private tree API
         return None
     return out
-
-
-def _walk(root: Any) -> Iterator[tuple[str | None, Any]]:
-    stack = [root]
-    while stack:
-        manager = stack.pop()
-        try:
-            source = manager.get_source()
-        except Exception:  # noqa: BLE001
-            source = None
-        for guard in manager.get_leaf_guards():
-            yield source, guard
-        stack.extend(reversed(manager.get_child_managers()))
 
 
 # --- graph breaks ---------------------------------------------------------------------------------
