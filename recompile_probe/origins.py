@@ -37,7 +37,7 @@ import re
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 ROLES = ("created", "specialized", "first_use", "graph_break")
 
