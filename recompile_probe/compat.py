@@ -212,11 +212,7 @@ def stance_rejections(on_rejected: Callable[[Any, list[str], list[str]], None]) 
         result = original(cache_entries, frame, *args, **kwargs)
         skip = kwargs.get("skip_logging", args[1] if len(args) > 1 else False)
         if skip and getattr(eval_frame._stance, "stance", None) == "fail_on_recompile":
-            try:
-                ids = [entry_compile_id(e) for e in _chained(cache_entries)]
-                on_rejected(frame.f_code, [i for i in ids if i], list(result or ()))
-            except Exception:  # noqa: BLE001 - observing must never change the program
-                pass
+            _reject(on_rejected, frame, _chained(cache_entries), result)
         return result
 
     observed.__wrapped__ = original  # type: ignore[attr-defined]
@@ -226,6 +222,18 @@ def stance_rejections(on_rejected: Callable[[Any, list[str], list[str]], None]) 
     finally:
         if guards_mod.get_and_maybe_log_recompilation_reasons is observed:
             guards_mod.get_and_maybe_log_recompilation_reasons = original
+
+
+def _reject(on_rejected: Callable[[Any, list[str], list[str]], None], frame: Any,
+            entries: list[Any], failures: Any) -> None:
+    """Report one refused recompile: the frame's code, its entries' compile ids, the guard
+    failures (a list, or a callable reading them). Observing must never change the program."""
+    try:
+        found = failures() if callable(failures) else failures
+        ids = [entry_compile_id(e) for e in entries]
+        on_rejected(frame.f_code, [i for i in ids if i], list(found or ()))
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def _chained(entries: Any) -> list[Any]:
@@ -255,16 +263,11 @@ def _stance_rejections_by_tensor_check(on_rejected: Callable[[Any, list[str], li
 
     def observed(frame: Any, *args: Any, **kwargs: Any) -> Any:
         result = check(frame, *args, **kwargs)
-        try:
-            if result and getattr(eval_frame._stance, "stance", None) == "fail_on_recompile" \
-                    and sys._getframe(1).f_code.co_name == "fail_callback":
-                entries = cache_entries(frame.f_code) or []
-                failures = [] if not entries else reasons(
-                    entries[0] if first_only else entries, frame, skip_logging=True)
-                ids = [entry_compile_id(e) for e in entries]
-                on_rejected(frame.f_code, [i for i in ids if i], list(failures or ()))
-        except Exception:  # noqa: BLE001 - observing must never change the program
-            pass
+        if result and getattr(eval_frame._stance, "stance", None) == "fail_on_recompile" \
+                and sys._getframe(1).f_code.co_name == "fail_callback":
+            entries = cache_entries(frame.f_code) or []
+            _reject(on_rejected, frame, entries, lambda: [] if not entries else reasons(
+                entries[0] if first_only else entries, frame, skip_logging=True))
         return result
 
     observed.__wrapped__ = check  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Callable
 
 from rich import box
 from rich.console import Console
@@ -170,6 +171,19 @@ def _reasons(console: Console, functions: tuple[FunctionSummary, ...], indent: s
             console.print(f"{indent}{line}", soft_wrap=not wrap, markup=False)
 
 
+def _filled(table: Table, functions: list[FunctionSummary],
+            row_of: "Callable[[FunctionSummary], list[str]]") -> Table:
+    """One row per function; recompiles and a hit recompile limit in red."""
+    for f in functions:
+        row = [Text(c) for c in row_of(f)]
+        if f.recompiles:
+            row[3].stylize("bold red")
+        if f.recompile_limit_hit:
+            row[-1].stylize("bold red")
+        table.add_row(*row)
+    return table
+
+
 def _table(headers: tuple[str, ...]) -> Table:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
     for i, header in enumerate(headers):
@@ -191,15 +205,7 @@ def render(report: WatchReport, *, color: bool = False, width: int = 120) -> str
         console.print("The program's own process compiled nothing." if others else
                       "No torch.compile activity was recorded.")
     else:
-        table = _table(HEADERS)
-        for f in report.functions:
-            row = [Text(c) for c in _row(f)]
-            if f.recompiles:
-                row[3].stylize("bold red")
-            if f.recompile_limit_hit:
-                row[-1].stylize("bold red")
-            table.add_row(*row)
-        console.print(table)
+        console.print(_filled(_table(HEADERS), report.functions, _row))
         if any(f.reasons for f in report.functions):
             console.print(Text("Recompile reasons (distinct, with how often each occurred)",
                                style="bold"))
@@ -216,14 +222,7 @@ def render(report: WatchReport, *, color: bool = False, width: int = 120) -> str
             narrow.print(f"  {child_line(p)}", soft_wrap=True, markup=False)
             continue
         narrow.print(Text(f"  {label(p)}", style="bold"))
-        table = _table(CHILD_HEADERS)
-        for f in p.functions:
-            row = [Text(c) for c in _child_row(f)]
-            if f.recompiles:
-                row[3].stylize("bold red")
-            if f.recompile_limit_hit:
-                row[-1].stylize("bold red")
-            table.add_row(*row)
+        table = _filled(_table(CHILD_HEADERS), p.functions, _child_row)
         narrow.print(Padding(table, (0, 0, 0, 4), expand=False))
         _reasons(narrow, p.functions, "    ", wrap=True)
     narrow.print(Text(all_totals(report), style="bold"))
