@@ -1,0 +1,78 @@
+"""`check`: run scenarios, gate on their budgets and a baseline."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..artefacts import Artefacts, append_step_summary
+from ..errors import UsageError
+from .common import (
+    DEBUG_OPTION, QUIET_OPTION, app, use_color, csv_list, err, errors_to_exit, progress,
+    read_reports, term_width)
+
+
+@app.command(help="Run scenarios and gate on their budgets (the `expect:` section).\n\n"
+             "Exit 0: every budget holds; 1: a budget is broken or the baseline regressed; "
+             "2: usage or scenario error; 3: a target fails without torch.compile, or an "
+             "internal error. Every violation is reported, not just the first.")
+def check(
+    scenarios: List[Path] = typer.Argument(..., help="Scenario files or directories of them."),
+    strategy: Optional[List[str]] = typer.Option(
+        None, "--strategy", "-s", help="Only these strategies (repeat, or a,b)."),
+    max_recompiles: Optional[int] = typer.Option(
+        None, "--max-recompiles", min=0, help="A budget for every run, over the files' own."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here."),
+    markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write a Markdown summary "
+                                            "here (also appended to $GITHUB_STEP_SUMMARY)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
+    baseline: Optional[Path] = typer.Option(
+        None, "--baseline", help="A JSON report to compare with: more compiles, recompiles, "
+        "graphs or guards than it is a regression (exit 1)."),
+    tolerance: int = typer.Option(0, "--tolerance", min=0, help="Allowed increase per count "
+                                  "before it is a regression."),
+    update_baseline: bool = typer.Option(
+        False, "--update-baseline", help="Rewrite --baseline with this run (accepting its "
+        "changes); created if missing."),
+    quiet: bool = QUIET_OPTION,
+    debug: bool = DEBUG_OPTION,
+) -> None:
+    with errors_to_exit(debug):
+        from .. import check as check_mod
+        from ..model import reports_to_json
+        from ..render import junit as junit_mod
+        from ..render import outcome as outcome_mod
+
+        if update_baseline and baseline is None:
+            raise UsageError("--update-baseline needs --baseline FILE")
+        files = Artefacts({"junit": junit, "markdown": markdown, "json": json_out,
+                           "baseline": baseline})
+        files.check()
+        names = [n for item in strategy or () for n in csv_list(item, "--strategy") or ()] or None
+        loaded = check_mod.load_all(scenarios, names, max_recompiles)
+        stored = None
+        if baseline is not None and (baseline.exists() or not update_baseline):
+            stored = read_reports(baseline)
+        total = sum(len(s.strategies) * len(s.sequences) for s in loaded)
+        with progress(total, quiet) as (on_start, on_run):
+            outcome = check_mod.run_check(loaded, baseline=stored if stored is not None else
+                                          ([] if update_baseline else None),
+                                          tolerance=tolerance, accept_baseline=update_baseline,
+                                          on_start=on_start, on_run=on_run)
+        color = use_color()
+        # CI logs have no width: never fold a recompile reason there.
+        width = term_width() if sys.stdout.isatty() else 240
+        sys.stdout.write(outcome_mod.render(outcome, color=color, width=width))
+        errors = [(s.name, s.path or "", e.message) for s, e in outcome.failures]
+        files.write("junit", lambda: junit_mod.render_many(outcome.reports, errors))
+        md = outcome_mod.markdown(outcome)
+        files.write("markdown", lambda: md)
+        append_step_summary(md)
+        files.write("json", lambda: reports_to_json(outcome.reports))
+        if update_baseline and not outcome.failures and not outcome.interrupted:
+            files.write("baseline", lambda: reports_to_json(outcome.reports))
+            err.print(f"baseline {baseline} updated")
+        raise typer.Exit(int(outcome.exit_code))

@@ -1,0 +1,260 @@
+"""What every command shares: the app, error handling, options, progress and output.
+
+Nothing here imports torch at import time, so `--help`, `--version`, `targets`, `strategies` and
+`render` stay fast and work without torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from .. import __version__
+from ..artefacts import writable, write_atomic  # noqa: F401  (re-exported for commands)
+from ..errors import ExitCode, ProbeError, UsageError
+
+app = typer.Typer(
+    name="recompile-probe",
+    help="Find, explain and prevent torch.compile (Dynamo) recompilations.\n\n"
+         "Drives a target through batch-size sequences under each specialization strategy and "
+         "compares compiles, recompiles, guards, compile time, per-call cost and correctness.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+err = Console(stderr=True, highlight=False)
+
+COUNTS_HELP = (
+    "Columns: compiles = Dynamo compilations (metrics records, failed ones included); "
+    "recompiles = compiles of a frame that already had a cache entry; graphs = graphs handed to "
+    "the backend (what a CompileCounter counts); guards / shape guards = guard_count / "
+    "shape_env_guard_count of the newest cache entry; µs/call = median of the last call repeated "
+    "after the sequence (marks included)."
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"recompile-probe {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """Find, explain and prevent torch.compile (Dynamo) recompilations."""
+
+
+@contextlib.contextmanager
+def errors_to_exit(debug: bool) -> Iterator[None]:
+    """User mistakes -> one paragraph and exit 2/3; our own bugs -> exit 3 (traceback with
+    --debug)."""
+    try:
+        yield
+    except ProbeError as exc:
+        if debug:
+            err.print_exception()
+        # escape: messages quote user text such as cache.keys[abc] that Rich would eat as markup
+        err.print(f"[bold red]error:[/] {escape(exc.message)}", markup=True, soft_wrap=True)
+        if exc.remedy:
+            err.print(f"  {escape(exc.remedy)}", soft_wrap=True)
+        raise typer.Exit(int(exc.exit_code)) from None
+    except (typer.Exit, typer.Abort):
+        raise
+    except Exception as exc:  # noqa: BLE001
+        if debug:
+            err.print_exception()
+        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))}",
+                  soft_wrap=True)
+        if not debug:
+            err.print("  Re-run with --debug for the traceback, and please report it.")
+        raise typer.Exit(int(ExitCode.TARGET_OR_INTERNAL)) from None
+
+
+def csv_list(value: str | None, what: str) -> list[str] | None:
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise UsageError(f"{what}: expected a comma-separated list, got {value!r}")
+    return items
+
+
+def sizes_arg(value: str | None) -> list[int] | str | None:
+    if value is not None and "=" in value:  # points, e.g. "B=1,S=7; B=2,S=33": the scenario checks
+        return value
+    items = csv_list(value, "--sequence")
+    if items is None:
+        return None
+    try:
+        sizes = [int(v) for v in items]
+    except ValueError:
+        raise UsageError(f"--sequence: batch sizes are integers, got {value!r}",
+                         "e.g. --sequence 1,2,8") from None
+    if any(s < 0 for s in sizes):
+        raise UsageError(f"--sequence: batch sizes cannot be negative, got {value!r}")
+    return sizes
+
+
+def use_color(stream: Any = None) -> bool:
+    stream = stream or sys.stdout
+    return stream.isatty() and "NO_COLOR" not in os.environ
+
+
+def emit(report: object, fmt: str, output: Path | None) -> None:
+    """The report to --output (atomically) or stdout; never both, never half."""
+    from ..render import render
+
+    if output is not None:
+        write_atomic(output, render(report, fmt, color=False, width=120))
+        err.print(f"report written to {output}")
+        return
+    color = use_color()
+    sys.stdout.write(render(report, fmt, color=color, width=term_width()))
+    sys.stdout.flush()
+
+
+QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No progress on stderr.")
+DEBUG_OPTION = typer.Option(False, "--debug", help="Show tracebacks.")
+FORMAT_OPTION = typer.Option("table", "--format", "-f", help="table | json | markdown | junit")
+
+
+def check_format(fmt: str) -> None:
+    from ..render import FORMATS
+
+    if fmt not in FORMATS:
+        from ..scenario import suggest
+
+        raise UsageError(f"--format: unknown format {fmt!r}",
+                         suggest(fmt, FORMATS) or f"Formats: {', '.join(FORMATS)}.")
+def saving(scenario: Any, fmt: str, output: Path | None, then: Any) -> Any:
+    """With --output, rewrite the file after every finished run (marked incomplete), so a crash
+    mid-scenario loses only the run in progress."""
+    if output is None:
+        return then
+    from ..model import replace
+    from ..render import render
+    from ..session import header
+
+    finished: list = []
+
+    def on_run(run: Any) -> None:
+        finished.append(run)
+        partial = replace(header(scenario), runs=tuple(finished), complete=False)
+        write_atomic(output, render(partial, fmt, color=False, width=120))
+        if then is not None:
+            then(run)
+
+    return on_run
+
+
+def trace_dir_arg(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    path = path.expanduser()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--trace-dir: cannot create {str(path)!r} ({exc.strerror})") from None
+    return str(path.resolve())
+
+
+def print_tlparse(report: Any) -> None:
+    traced = [r for r in report.runs if r.trace_file]
+    if not traced:
+        return
+    err.print("structured traces (open with tlparse, `pip install tlparse`):")
+    for r in traced:
+        out = str(Path(r.trace_file).with_suffix("")) + "_tlparse"
+        err.print(f"  {r.sequence_name} / {r.strategy}: tlparse {r.trace_file} -o {out} "
+                  "--no-browser", soft_wrap=True)
+
+
+@contextlib.contextmanager
+def progress(total: int, quiet: bool) -> Iterator[tuple]:
+    """A progress bar on an interactive stderr, one line per finished run otherwise."""
+    if quiet:
+        yield None, None
+        return
+    if not err.is_terminal:
+        def line(r: Any) -> None:
+            from ..analysis import plural
+
+            figures = (f"{plural(r.compiles or 0, 'compile')}, "
+                       f"{plural(r.recompiles or 0, 'recompile')}"
+                       if r.status == "ok" else (r.error.type if r.error else r.status))
+            err.print(f"  {r.sequence_name} / {r.strategy}: {r.status} ({figures})")
+
+        err.print(f"probing {total} runs...")
+        yield None, line
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
+        TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=True) as progress:
+        task = progress.add_task("starting torch", total=total)
+        yield (lambda strategy, seqs: progress.update(task, description=f"{strategy} [{seqs}]"),
+               lambda run: progress.advance(task))
+def term_width() -> int:
+    return shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+
+
+def read_reports(path: Path) -> list:
+    from ..errors import ReportError
+    from ..model import reports_from_json
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    return reports_from_json(text, str(path))
+
+def emit_functions(report: Any, fmt: str, output: Path | None, to_stderr: bool) -> None:
+    from ..model import watch_to_json
+    from ..render import functions
+
+    if fmt == "json":
+        text = watch_to_json(report)
+    elif fmt == "markdown":
+        text = functions.markdown(report)
+    else:
+        stream = sys.stderr if to_stderr else sys.stdout
+        color = output is None and use_color(stream)
+        width = shutil.get_terminal_size((120, 24)).columns if stream.isatty() else 160
+        text = functions.render(report, color=color and output is None, width=width)
+    if output is not None:
+        write_atomic(output, text)
+        err.print(f"report written to {output}")
+    elif to_stderr:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    else:
+        sys.stdout.write(text)
+
+
+def over_budget(report: Any, max_recompiles: int | None) -> bool:
+    if max_recompiles is None:
+        return False
+    total = sum(f.recompiles for f in report.functions)
+    if total > max_recompiles:
+        err.print(f"[bold red]--max-recompiles {max_recompiles} exceeded:[/] {total} recompiles")
+        return True
+    return False
+
+
+def functions_format(fmt: str) -> None:
+    if fmt not in ("table", "json", "markdown"):
+        raise UsageError(f"--format: expected table, json or markdown, got {fmt!r}")

@@ -1,0 +1,53 @@
+"""`targets` and `strategies`: what is built in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from .common import DEBUG_OPTION, app, errors_to_exit
+
+
+@app.command(help="List the built-in targets and their parameters.")
+def targets() -> None:
+    from rich.table import Table
+
+    from ..targets.registry import BUILTIN_TARGETS
+
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
+    for header in ("target", "params (defaults)", "what it is"):
+        table.add_column(header, overflow="fold", no_wrap=header == "target")
+    for t in BUILTIN_TARGETS.values():
+        params = ", ".join(f"{k}={v}" for k, v in t.params.items())
+        table.add_row(t.name, params, t.description)
+    Console(highlight=False).print(table)
+    Console(highlight=False).print(
+        "\nUser targets: package.module:fn or path/to/file.py:fn, with `inputs:` (tensor specs) "
+        "or `factory:` + `batch_dims:` in the scenario.")
+
+
+@app.command(help="List the strategies (built-in, plus a scenario's custom ones).")
+def strategies(
+    scenario: Optional[Path] = typer.Argument(None, help="Also list this scenario's "
+                                              "custom_strategies.", show_default=False),
+    debug: bool = DEBUG_OPTION,
+) -> None:
+    with errors_to_exit(debug):
+        from rich.table import Table
+
+        from ..strategies import BUILTINS
+
+        known = dict(BUILTINS)
+        if scenario is not None:
+            from .. import scenario as scenario_mod
+
+            known.update(scenario_mod.load(scenario).custom_strategies)
+        table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
+        for header in ("strategy", "what it does", "knobs"):
+            table.add_column(header, overflow="fold", no_wrap=header == "strategy")
+        for s in known.values():
+            table.add_row(s.name, s.description, s.summary())
+        Console(highlight=False).print(table)

@@ -1,0 +1,44 @@
+"""`render`: a saved report in another format (no torch)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .common import (
+    DEBUG_OPTION, FORMAT_OPTION, app, check_format, use_color, emit, errors_to_exit,
+    read_reports, term_width, write_atomic)
+
+
+@app.command(help="Re-render a saved JSON report (or a bundle from `check`) without running "
+             "anything; no torch needed.")
+def render(
+    report: Path = typer.Argument(..., help="A JSON report written by `run`/`check`."),
+    fmt: str = FORMAT_OPTION,
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
+    debug: bool = DEBUG_OPTION,
+) -> None:
+    with errors_to_exit(debug):
+        check_format(fmt)
+        reports = read_reports(report)
+        if len(reports) == 1:
+            emit(reports[0], fmt, output)
+            return
+        from ..model import reports_to_json
+        from ..render import junit as junit_mod
+        from ..render import render as render_one
+
+        if fmt == "json":
+            text = reports_to_json(reports)
+        elif fmt == "junit":
+            text = junit_mod.render_many(reports)
+        else:
+            color = output is None and use_color()
+            text = "\n".join(render_one(r, fmt, color=color, width=term_width()) for r in reports)
+        if output is not None:
+            write_atomic(output, text)
+        else:
+            sys.stdout.write(text)

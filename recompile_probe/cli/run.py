@@ -1,0 +1,72 @@
+"""`run`: every strategy of a scenario, compared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import ExitCode, UsageError
+from .common import (
+    COUNTS_HELP, DEBUG_OPTION, FORMAT_OPTION, QUIET_OPTION, app, check_format, csv_list, emit,
+    err, errors_to_exit, print_tlparse, progress, saving, sizes_arg, trace_dir_arg, writable)
+
+
+@app.command(help="Run a scenario under every strategy and compare them.\n\n" + COUNTS_HELP)
+def run(
+    scenario: Optional[Path] = typer.Argument(
+        None, help="Scenario YAML (default: the built-in configs/logprobs.yaml).",
+        show_default=False),
+    strategies: Optional[str] = typer.Option(
+        None, "--strategies", "-s", help="Comma-separated strategies to run (default: the "
+        "scenario's). See `recompile-probe strategies`."),
+    sequence: Optional[str] = typer.Option(
+        None, "--sequence", help="Ad-hoc sequence replacing the scenario's: batch sizes, e.g. "
+        "1,2,8, or points, e.g. \"B=1,S=7; B=2,S=33\"."),
+    backend: Optional[str] = typer.Option(None, "--backend", "-b",
+                                          help="eager | aot_eager | inductor"),
+    fmt: str = FORMAT_OPTION,
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Write the report to FILE (atomically) instead of stdout."),
+    isolate: str = typer.Option("inline", "--isolate",
+                                help="inline (one process) | process (a fresh process per "
+                                "strategy)"),
+    timeout: Optional[float] = typer.Option(
+        None, "--timeout", help="Seconds per strategy with --isolate process; past it the "
+        "strategy's runs are status error."),
+    trace_dir: Optional[Path] = typer.Option(
+        None, "--trace-dir", help="Write a structured trace (TORCH_TRACE format) per strategy "
+        "under DIR/<strategy>/<sequence>.log, and print the tlparse command for each."),
+    quiet: bool = QUIET_OPTION,
+    debug: bool = DEBUG_OPTION,
+) -> None:
+    with errors_to_exit(debug):
+        from .. import scenario as scenario_mod
+        from ..session import ISOLATION_MODES, run_scenario
+
+        check_format(fmt)
+        if isolate not in ISOLATION_MODES:
+            raise UsageError(f"--isolate: expected inline or process, got {isolate!r}")
+        if timeout is not None and (isolate != "process" or timeout <= 0):
+            raise UsageError("--timeout needs --isolate process and a positive number of seconds")
+        writable("--output", output)
+        overrides = {"strategies": csv_list(strategies, "--strategies"),
+                     "sequence": sizes_arg(sequence),
+                     "backend": backend}
+        loaded = scenario_mod.with_overrides(scenario_mod.load(scenario), **overrides)
+        total = len(loaded.strategies) * len(loaded.sequences)
+        with progress(total, quiet) as (on_start, on_run):
+            report = run_scenario(loaded, isolate=isolate, timeout=timeout, overrides=overrides,
+                                  trace_dir=trace_dir_arg(trace_dir), debug=debug,
+                                  on_start=on_start, on_run=saving(loaded, fmt, output, on_run))
+        emit(report, fmt, output)
+        print_tlparse(report)
+        if not quiet and (output is not None or fmt != "table"):
+            from ..analysis import verdict
+
+            for name, _ in report.sequences():
+                err.print(verdict(name, report.runs_for(name)), soft_wrap=True)
+        if not report.complete:
+            err.print("[bold red]interrupted[/]: the report holds the runs that finished.")
+            raise typer.Exit(int(ExitCode.INTERRUPTED))
