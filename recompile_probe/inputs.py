@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import warnings
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from .sizes import BATCH, DimRef, Path, Point, is_symbol, resolve, why_unresolved
@@ -17,8 +18,23 @@ from .spec import Context, suggest
 if TYPE_CHECKING:
     import torch
 
-TENSOR_KEYS = ("shape", "dtype", "device", "fill", "low", "high", "value", "requires_grad")
-FILLS = ("randn", "rand", "randint", "zeros", "ones", "arange", "full")
+#: tensor spec key -> what it holds (the parser checks keys against it; schema.py reads it)
+TENSOR_KEYS: Mapping[str, str] = MappingProxyType({
+    "shape": "Integers and size symbols (B, S, ...): a dim written as a symbol follows its size.",
+    "dtype": "A torch dtype name (float32, bfloat16, int64, ...).",
+    "device": "Where the tensor is made (default cpu).",
+    "fill": "randn, rand, randint(low, high), zeros, ones, arange or full(value).",
+    "low": "randint's lower bound (inclusive).",
+    "high": "randint's upper bound (exclusive).",
+    "value": "full's value.",
+    "requires_grad": "Make the tensor require grad.",
+})
+#: fill name -> what it makes
+FILLS: Mapping[str, str] = MappingProxyType({
+    "randn": "normal(0, 1)", "rand": "uniform [0, 1)", "randint": "randint(low, high)",
+    "zeros": "zeros", "ones": "ones", "arange": "0, 1, 2, ... in shape order",
+    "full": "full(value)",
+})
 DTYPES = ("float32", "float", "float64", "double", "float16", "half", "bfloat16", "int64", "long",
           "int32", "int", "int16", "int8", "uint8", "bool", "complex64", "complex128")
 _DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
@@ -95,7 +111,7 @@ def parse_spec(ctx: Context, key: str, spec: Any) -> TensorSpec | Value:
         return Value(spec)
     if set(spec) == {"value"}:  # explicit plain value, e.g. a dict argument
         return Value(spec["value"])
-    ctx.keys(key, spec, TENSOR_KEYS)
+    ctx.keys(key, spec, tuple(TENSOR_KEYS))
     if "shape" not in spec:
         raise ctx.fail(key, "a tensor spec needs 'shape', e.g. {shape: [B, 4096]}",
                        "For a plain mapping argument write {value: {...}}.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 import yaml
@@ -23,13 +24,54 @@ from .spec import Context, join as _join, suggest, type_name as _type_name
 from .strategies import Strategy
 from .targets.registry import BUILTIN_TARGETS
 
-TOP_KEYS = ("name", "description", "target", "params", "inputs", "factory", "driver", "dims",
-            "batch_dims", "sequences", "backend", "compile", "strategies", "custom_strategies",
-            "seed", "repeats", "tolerance", "expect")
+# Key tables: key -> what it holds. The validator accepts exactly these keys and schema.py
+# describes them, so a key added here appears in `recompile-probe schema scenario` too.
+TOP_KEYS: Mapping[str, str] = MappingProxyType({
+    "name": "Shown in reports (default: the file name).",
+    "description": "What this scenario checks.",
+    "target": "What is compiled: a built-in (see `recompile-probe targets`), package.module:fn "
+              "or path/to/file.py:fn (relative to this file).",
+    "params": "Parameters of a built-in target (see `recompile-probe targets`).",
+    "inputs": "User targets: a tensor spec or a plain value per positional argument (a list) or "
+              "per keyword (a mapping); a dim written as a size symbol (B, S, ...) follows it.",
+    "factory": "Instead of inputs: file.py:fn or module:fn returning the arguments for one point: "
+               "make_inputs(batch_size), or make_inputs(B=.., S=..) with several symbols.",
+    "driver": "Instead of inputs: file.py:fn called as fn(compiled_target, **sizes) per point.",
+    "dims": "With a factory or driver: size symbol -> argument (index, keyword or path such as "
+            "cache.keys[*]) -> the dims that follow it.",
+    "batch_dims": "With a factory or driver: argument index -> the dims that follow the batch "
+                  "size (= dims: {B: ...}).",
+    "sequences": "name -> the sizes at each call: a list of batch sizes, a list of points "
+                 "{SYMBOL: size}, or {grid: {SYMBOL: [sizes]}}; or one unnamed list.",
+    "backend": "eager, aot_eager or inductor; or {name: inductor, mode: ..., options: {...}}.",
+    "compile": "Extra torch.compile keyword arguments for every strategy.",
+    "strategies": "The strategies to compare, in order (\"all\": every known one); default: "
+                  "every built-in and custom strategy.",
+    "custom_strategies": "name -> your own strategy, from the same fields as the built-ins.",
+    "seed": "Inputs are deterministic per (seed, point).",
+    "repeats": "Calls timed for the steady-state µs/call (0: skip).",
+    "tolerance": "For the comparison with eager (default: torch.testing.assert_close's).",
+    "expect": "Budgets `check` gates on: strategy (or \"*\") -> budgets, or -> sequence (or "
+              "\"*\") -> budgets.",
+})
 BACKENDS = ("eager", "aot_eager", "inductor")
-BACKEND_KEYS = ("name", "mode", "options")
+BACKEND_KEYS: Mapping[str, str] = MappingProxyType({
+    "name": "eager, aot_eager or inductor.",
+    "mode": "torch.compile mode for inductor, e.g. max-autotune.",
+    "options": "inductor options (torch.compile options=...).",
+})
 #: torch.compile kwargs a scenario may set; dynamic and backend belong to strategies and `backend`.
-COMPILE_KEYS = ("fullgraph", "mode", "options", "recompile_limit", "disable")
+COMPILE_KEYS: Mapping[str, str] = MappingProxyType({
+    "fullgraph": "torch.compile(fullgraph=...): a graph break is an error.",
+    "mode": "torch.compile(mode=...).",
+    "options": "torch.compile(options=...).",
+    "recompile_limit": "torch._dynamo.config.recompile_limit for the run.",
+    "disable": "torch.compile(disable=...).",
+})
+TOLERANCE_KEYS: Mapping[str, str] = MappingProxyType({
+    "rtol": "Relative tolerance (torch.testing.assert_close).",
+    "atol": "Absolute tolerance (torch.testing.assert_close).",
+})
 MARK_KINDS = tuple(strategies_mod.MARKS)
 BATCH_SYMBOL = BATCH
 DEFAULT_SCENARIO = "logprobs.yaml"
@@ -202,7 +244,7 @@ class _Validator(Context):
     def scenario(self) -> Scenario:
         data = self.data
         self.expect("", data, dict, "a mapping of scenario keys (name, target, sequences, ...)")
-        self.keys("", data, TOP_KEYS)
+        self.keys("", data, tuple(TOP_KEYS))
         if "target" not in data:
             raise self.fail("", "missing required key 'target'",
                             "Name a built-in (see `recompile-probe targets`), "
@@ -299,7 +341,7 @@ class _Validator(Context):
 
     def backend(self, value: Any) -> dict[str, Any]:
         if isinstance(value, dict):
-            self.keys("backend", value, BACKEND_KEYS)
+            self.keys("backend", value, tuple(BACKEND_KEYS))
             if "name" not in value:
                 raise self.fail("backend", "missing 'name' (eager, aot_eager or inductor)")
             name = value["name"]
@@ -330,7 +372,7 @@ class _Validator(Context):
                                 "`backend:`, not by `compile:`",
                                 "Choose strategies (e.g. dynamic_true) or define one in "
                                 "custom_strategies.")
-        self.keys("compile", value, COMPILE_KEYS)
+        self.keys("compile", value, tuple(COMPILE_KEYS))
         if "fullgraph" in value:
             self.expect("compile.fullgraph", value["fullgraph"], bool, "true or false")
         if "recompile_limit" in value:
@@ -347,8 +389,8 @@ class _Validator(Context):
         if value is None:
             return {}
         self.expect("tolerance", value, dict, "a mapping with rtol and atol")
-        self.keys("tolerance", value, ("rtol", "atol"))
-        if set(value) != {"rtol", "atol"}:
+        self.keys("tolerance", value, tuple(TOLERANCE_KEYS))
+        if set(value) != set(TOLERANCE_KEYS):
             raise self.fail("tolerance", "set both rtol and atol (torch.testing.assert_close)")
         for k in value:
             self.expect(f"tolerance.{k}", value[k], (int, float), "a number")

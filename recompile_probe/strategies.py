@@ -123,16 +123,28 @@ BUILTINS: Mapping[str, Strategy] = MappingProxyType({s.name: s for s in (
              as_is=True),
 )})
 
-#: Keys a scenario's ``custom_strategies`` entry may use.
-CUSTOM_KEYS = ("extends", "description", "dynamic", "mark", "mark_options", "config", "stance",
-               "compile")
+#: Keys a scenario's ``custom_strategies`` entry may use -> what they hold (schema.py reads it).
+CUSTOM_KEYS: Mapping[str, str] = MappingProxyType({
+    "extends": "A built-in or earlier custom strategy whose fields this one starts from.",
+    "description": "Shown in tables and reports (default: a summary of the knobs).",
+    "dynamic": "torch.compile(dynamic=...): null (automatic), true or false.",
+    "mark": "Mark applied before every call to the dims of every varying size symbol (dynamic, "
+            "maybe_dynamic, unbacked, static), or {SYMBOL: kind} per symbol (a symbol left out "
+            "stays unmarked).",
+    "mark_options": "Keyword arguments of the mark function (hint_override, min, max, strict, "
+                    "...), or {SYMBOL: {option: value}} per symbol.",
+    "config": "Dotted torch config attribute -> value, patched for the run; the value "
+              "{batch_sources} expands to the marked dims as Dynamo sources.",
+    "stance": "torch.compiler.set_stance(...) for the run.",
+    "compile": "Extra torch.compile keyword arguments.",
+})
 
 
 def custom(name: str, spec: Mapping[str, Any], known: Mapping[str, Strategy]) -> Strategy:
     """A strategy from a scenario's ``custom_strategies`` entry (validated by the scenario)."""
     base = known[spec["extends"]] if "extends" in spec else Strategy(name, "")
     changes: dict[str, Any] = {"name": name}
-    for key in CUSTOM_KEYS[1:]:
+    for key in list(CUSTOM_KEYS)[1:]:
         if key in spec:
             value = spec[key]
             if key in ("config", "compile") or (key == "mark_options" and options_per_symbol(
@@ -158,7 +170,7 @@ def parse_custom(ctx: Any, value: Any, symbols: Sequence[str]) -> dict[str, Stra
             raise ctx.fail(key, f"{name!r} is a built-in strategy",
                            "Give your strategy its own name and `extends: " + name + "`.")
         ctx.expect(key, spec, dict, "a mapping of strategy fields")
-        ctx.keys(key, spec, CUSTOM_KEYS)
+        ctx.keys(key, spec, tuple(CUSTOM_KEYS))
         if "extends" in spec:
             known = [*BUILTINS, *out]
             if spec["extends"] not in known:
