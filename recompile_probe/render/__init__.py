@@ -9,7 +9,7 @@ from typing import Callable
 
 from ..model import Report
 
-FORMATS = ("table", "json", "markdown", "junit")
+FORMATS = ("table", "json", "markdown", "junit", "html")
 
 
 def renderer(fmt: str) -> Callable[..., str]:
@@ -21,6 +21,8 @@ def renderer(fmt: str) -> Callable[..., str]:
         from .junit import render
     elif fmt == "table":
         from .table import render
+    elif fmt == "html":
+        from .html import render
     else:
         raise ValueError(f"unknown format {fmt!r}")
     return render
