@@ -37,6 +37,12 @@ def check(
     update_baseline: bool = typer.Option(
         False, "--update-baseline", help="Rewrite --baseline with this run (accepting its "
         "changes); created if missing."),
+    shard: Optional[str] = typer.Option(
+        None, "--shard", help="Run only shard K of N (e.g. 2/3): a deterministic, cost-balanced "
+        "share of the runs, for a CI matrix; --json writes a shard report for `merge`."),
+    from_report: Optional[Path] = typer.Option(
+        None, "--from-report", help="Run nothing: judge the budgets (and --baseline) on this "
+        "saved report, e.g. merged shards. No torch needed."),
     quiet: bool = QUIET_OPTION,
     debug: bool = DEBUG_OPTION,
 ) -> None:
@@ -53,15 +59,23 @@ def check(
         files.check()
         names = [n for item in strategy or () for n in csv_list(item, "--strategy") or ()] or None
         loaded = check_mod.load_all(scenarios, names, max_recompiles)
+        part = _shard(loaded, shard, baseline, from_report)
         stored = None
         if baseline is not None and (baseline.exists() or not update_baseline):
             stored = read_reports(baseline)
         total = sum(len(s.strategies) * len(s.sequences) for s in loaded)
-        with progress(total, quiet) as (on_start, on_run):
-            outcome = check_mod.run_check(loaded, baseline=stored if stored is not None else
-                                          ([] if update_baseline else None),
-                                          tolerance=tolerance, accept_baseline=update_baseline,
-                                          on_start=on_start, on_run=on_run)
+        if from_report is not None:
+            outcome = check_mod.from_reports(
+                loaded, read_reports(from_report), source=str(from_report),
+                baseline=stored if stored is not None else ([] if update_baseline else None),
+                tolerance=tolerance, accept_baseline=update_baseline)
+        else:
+            with progress(len(part.runs) if part else total, quiet) as (on_start, on_run):
+                outcome = check_mod.run_check(loaded, baseline=stored if stored is not None else
+                                              ([] if update_baseline else None),
+                                              tolerance=tolerance, accept_baseline=update_baseline,
+                                              on_start=on_start, on_run=on_run,
+                                              runs=part.keys if part else None)
         color = use_color()
         # CI logs have no width: never fold a recompile reason there.
         width = term_width() if sys.stdout.isatty() else 240
@@ -71,8 +85,36 @@ def check(
         md = outcome_mod.markdown(outcome)
         files.write("markdown", lambda: md)
         append_step_summary(md)
-        files.write("json", lambda: reports_to_json(outcome.reports))
+        files.write("json", lambda: reports_to_json(outcome.reports) if part is None else
+                    _shard_json(outcome, part))
         if update_baseline and not outcome.failures and not outcome.interrupted:
             files.write("baseline", lambda: reports_to_json(outcome.reports))
             err.print(f"baseline {baseline} updated")
         raise typer.Exit(int(outcome.exit_code))
+
+
+def _shard(loaded: list, value: str | None, baseline: Path | None, from_report: Path | None):
+    """--shard K/N -> the shard's runs (None without the flag)."""
+    if value is None:
+        return None
+    from .. import shard as shard_mod
+
+    if from_report is not None:
+        raise UsageError("--shard and --from-report exclude each other",
+                         "Run the shards, `recompile-probe merge` their --json files, then "
+                         "`check --from-report` the merged one.")
+    if baseline is not None:
+        raise UsageError("--shard: compare with the baseline on the merged report",
+                         "`recompile-probe merge` the shards' --json files, then `check "
+                         "--from-report all.json --baseline FILE`.")
+    part = shard_mod.select(loaded, *shard_mod.parse(value))
+    err.print(f"shard {part.label}: {len(part.runs)} of {len(part.plan)} runs "
+              f"(cost {part.cost} of {sum(r.cost for r in part.plan)})")
+    return part
+
+
+def _shard_json(outcome, part) -> str:
+    from .. import shard as shard_mod
+
+    return shard_mod.to_json(outcome.reports, part,
+                             [(s.name, s.path, e.message) for s, e in outcome.failures])
