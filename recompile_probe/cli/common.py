@@ -128,7 +128,8 @@ def emit(report: object, fmt: str, output: Path | None) -> None:
 
 QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No progress on stderr.")
 DEBUG_OPTION = typer.Option(False, "--debug", help="Show tracebacks.")
-FORMAT_OPTION = typer.Option("table", "--format", "-f", help="table | json | markdown | junit")
+FORMAT_OPTION = typer.Option("table", "--format", "-f",
+                             help="table | json | markdown | junit | html")
 
 
 def check_format(fmt: str) -> None:
@@ -230,6 +231,10 @@ def emit_functions(report: Any, fmt: str, output: Path | None, to_stderr: bool) 
         text = watch_to_json(report)
     elif fmt == "markdown":
         text = functions.markdown(report)
+    elif fmt == "html":
+        from ..render import html
+
+        text = html.functions(report)
     else:
         stream = sys.stderr if to_stderr else sys.stdout
         color = output is None and use_color(stream)
@@ -256,5 +261,5 @@ def over_budget(report: Any, max_recompiles: int | None) -> bool:
 
 
 def functions_format(fmt: str) -> None:
-    if fmt not in ("table", "json", "markdown"):
-        raise UsageError(f"--format: expected table, json or markdown, got {fmt!r}")
+    if fmt not in ("table", "json", "markdown", "html"):
+        raise UsageError(f"--format: expected table, json, markdown or html, got {fmt!r}")

@@ -29,7 +29,7 @@ def explain(
                                            "name)."),
     backend: Optional[str] = typer.Option(None, "--backend", "-b",
                                           help="eager | aot_eager | inductor"),
-    fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown"),
+    fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown | html"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
     trace_dir: Optional[Path] = typer.Option(None, "--trace-dir", help="As for `run`."),
     quiet: bool = QUIET_OPTION,
@@ -41,8 +41,8 @@ def explain(
         from ..render import explanation
         from ..session import run_scenario
 
-        if fmt not in ("table", "json", "markdown"):
-            raise UsageError(f"--format: expected table, json or markdown, got {fmt!r}")
+        if fmt not in ("table", "json", "markdown", "html"):
+            raise UsageError(f"--format: expected table, json, markdown or html, got {fmt!r}")
         writable("--output", output)
         loaded = scenario_mod.with_overrides(scenario_mod.load(scenario), backend=backend)
         chosen = [n for item in strategy or () for n in csv_list(item, "--strategy") or ()] or None
@@ -69,6 +69,10 @@ def explain(
             text = explanation.as_json(report, explanations, notes)
         elif fmt == "markdown":
             text = explanation.markdown(report, explanations, notes)
+        elif fmt == "html":
+            from ..render import html
+
+            text = html.explanation(report, explanations, notes)
         else:
             color = output is None and use_color()
             text = explanation.render(report, explanations, notes, color=color,

@@ -35,6 +35,10 @@ def render(
             text = reports_to_json(reports)
         elif fmt == "junit":
             text = junit_mod.render_many(reports)
+        elif fmt == "html":
+            from ..render import html
+
+            text = html.render_reports(reports)  # one page, a section per report
         else:
             color = output is None and use_color()
             text = "\n".join(render_one(r, fmt, color=color, width=term_width()) for r in reports)

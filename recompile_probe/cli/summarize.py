@@ -17,7 +17,7 @@ from .common import (
              "No torch needed.")
 def summarize(
     trace: Path = typer.Argument(..., help="A trace directory or one trace file."),
-    fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown"),
+    fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown | html"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here."),
     pattern: Optional[str] = typer.Option(None, "--filter", help="Only matching functions."),
     max_recompiles: Optional[int] = typer.Option(

@@ -26,7 +26,7 @@ def watch(
     ctx: typer.Context,
     max_recompiles: Optional[int] = typer.Option(
         None, "--max-recompiles", min=0, help="Exit 1 when the program recompiles more."),
-    fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown"),
+    fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown | html"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here."),
     trace_dir: Optional[Path] = typer.Option(
         None, "--trace-dir", help="Also write TORCH_TRACE structured logs there (for tlparse "

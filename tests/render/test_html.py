@@ -1,0 +1,336 @@
+"""The HTML page at DOM level, without a browser: self-contained, escaped, one mark per call,
+readable at 10 strategies x 50 calls and 100 watched functions. test_html_browser.py opens real
+pages in Chromium."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+
+from recompile_probe import analysis, explain, model
+from recompile_probe.render import FORMATS, cells, html, render
+from test_model import sample_report
+
+VOID = {"meta", "br", "img", "input", "link", "hr", "col", "wbr", "source", "area", "base"}
+
+
+@dataclass
+class Node:
+    tag: str
+    attrs: dict
+    parent: "Node | None" = None
+    children: list = field(default_factory=list)  # Node or str
+
+    def text(self) -> str:
+        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def classes(self) -> set[str]:
+        return set((self.attrs.get("class") or "").split())
+
+    def find(self, tag: str | None = None, cls: str | None = None) -> list["Node"]:
+        out = []
+        for c in self.children:
+            if isinstance(c, Node):
+                if (tag is None or c.tag == tag) and (cls is None or cls in c.classes()):
+                    out.append(c)
+                out += c.find(tag, cls)
+        return out
+
+    def folded(self) -> bool:
+        """Inside a closed <details> (not its <summary>): hidden until someone opens it."""
+        node, child = self.parent, self
+        while node is not None:
+            if node.tag == "details" and "open" not in node.attrs and child.tag != "summary":
+                return True
+            node, child = node.parent, node
+        return False
+
+
+class Tree(HTMLParser):
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.root = self.node = Node("#root", {})
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, dict(attrs), self.node)
+        self.node.children.append(node)
+        if tag not in VOID:
+            self.node = node
+
+    def handle_startendtag(self, tag, attrs):
+        self.node.children.append(Node(tag, dict(attrs), self.node))
+
+    def handle_endtag(self, tag):
+        node = self.node
+        while node is not None and node.tag != tag:
+            node = node.parent
+        assert node is not None, f"</{tag}> closes nothing"
+        self.node = node.parent
+
+    def handle_data(self, data):
+        self.node.children.append(data)
+
+
+def dom(text: str) -> Node:
+    tree = Tree(text)
+    assert tree.node is tree.root, f"unclosed <{tree.node.tag}>"
+    return tree.root
+
+
+def self_contained(text: str) -> None:
+    """Nothing a browser would fetch, and nothing to run."""
+    assert not re.search(r"https?://", text)
+    assert "<script" not in text.lower() and "<link" not in text.lower()
+    assert not re.search(r"\s(src|href)=", text)
+    assert "@import" not in text and "url(" not in text
+
+
+# --- reports to render ----------------------------------------------------------------------------
+
+EVENTS = ("compile", "recompile", "hit", "eager", "error")
+
+
+def synthetic(strategies: int = 10, calls: int = 50, symbols: tuple[str, ...] = ("B",)
+              ) -> model.Report:
+    """``strategies`` runs of ``calls`` calls each, every event kind among them, a recompile
+    (with a reason) every 7th call."""
+    points = tuple({s: (k % 9) * (j + 1) + 1 for j, s in enumerate(symbols)}
+                   for k in range(calls))
+    sequence = tuple(p[symbols[0]] for p in points)
+    runs = []
+    for i in range(strategies):
+        out, events = [], []
+        for k in range(calls):
+            event = "compile" if k == 0 else ("recompile" if k % 7 == 0 else "hit")
+            if i == 1 and k == calls - 1:
+                event = "eager"
+            failed = 1 if (i == 2 and k == 14) else 0
+            out.append(model.Call(k, sequence[k], event, 10.0, True,
+                                  0 if failed else (1 if event in ("compile", "recompile")
+                                                    else 0),
+                                  failed, dict(points[k]), k, 0))
+            if event in ("compile", "recompile"):
+                events.append(model.CompileEvent(
+                    f"0/{len(events)}", "f", k,
+                    None if k == 0 else f"0/{len(events) - 1}: tensor 'x' size mismatch at "
+                    f"index 0. expected {sequence[k - 1]}, actual {sequence[k]}",
+                    9, 1, 3, 5.0, bool(failed), recompile=k > 0,
+                    reason_kind=None if k == 0 else "static_size_change"))
+        recompiles = sum(c.event == "recompile" for c in out)
+        runs.append(model.Run("t.py:f", "grid", sequence, f"strategy_{i}", "eager", "ok", None,
+                              recompiles + 1, recompiles + 1, recompiles, recompiles + 1, 9, 1,
+                              10, 5.0 * (recompiles + 1), True, tuple(out), tuple(events),
+                              steady_state_us=20.0 + i, points=points))
+    return model.Report(model.Tool("recompile-probe", "0.1.0"),
+                        model.Environment("2.13.0", "3.11.7", "Linux"),
+                        model.ScenarioRef("grid", "grid.yaml"), tuple(runs))
+
+
+HOSTILE = "<script>alert('x')</script> & \"quoted\" </td></table>"
+
+
+def hostile() -> model.Report:
+    """User text everywhere it can come from: scenario, strategy, target, reason, notes."""
+    report = sample_report()
+    run = report.runs[0]
+    event = model.replace(run.compile_events[0], reason=f"0/0: {HOSTILE}",
+                          reason_kind="other")
+    entry = model.CacheEntry("f", HOSTILE, 1, "0/0", 0, 1, 9, 1, 1,
+                             (model.GuardLine("TENSOR_MATCH", "L['x']", f"check({HOSTILE}, 1)"),))
+    newer = model.replace(entry, compile_id="0/1", call_index=1,
+                          guards=(model.GuardLine("TENSOR_MATCH", "L['x']", "check(2)"),))
+    run = model.replace(run, strategy=HOSTILE, target=HOSTILE, compile_events=(event,),
+                        notes=(HOSTILE,), entries=(entry, newer))
+    return model.replace(report, scenario=model.ScenarioRef(HOSTILE, HOSTILE),
+                         runs=(run, report.runs[1]))
+
+
+# --- tests ----------------------------------------------------------------------------------------
+
+def test_html_is_a_format_of_render():
+    assert "html" in FORMATS
+    text = render(sample_report(), "html")
+    assert text.startswith("<!DOCTYPE html>")
+    self_contained(text)
+    dom(text)
+
+
+def test_user_text_is_escaped_everywhere():
+    text = html.render(hostile())
+    self_contained(text)
+    root = dom(text)
+    assert root.find("script") == [] and "<script>alert" not in text
+    # the page still says what the user wrote, as text
+    assert HOSTILE in root.find("title")[0].text()
+    rows = root.find("tr")
+    assert any(HOSTILE in r.text() for r in rows if r.attrs.get("data-strategy") == HOSTILE)
+    assert sum(HOSTILE in n.text() for n in root.find("li")) >= 1  # the note
+    assert any(HOSTILE in p.text() for p in root.find("pre"))  # the reason and the guard diff
+    marks = root.find("g", "mark")
+    assert marks and all(HOSTILE in m.find("title")[0].text() for m in marks[:2])
+
+
+def test_table_shows_the_report_figures_and_the_verdict():
+    report = sample_report()
+    root = dom(html.render(report))
+    table = root.find("table", "summary")[0]
+    headers = [th.text() for th in table.find("th")]
+    assert headers == [cells.header(h) for h, _ in cells.columns(list(report.runs))]
+    for run in report.runs:
+        row = next(r for r in table.find("tr") if r.attrs.get("data-strategy") == run.strategy)
+        values = [td.text() for td in row.find("td")]
+        assert values[headers.index("compiles")] == cells.num(run.compiles)
+        assert values[headers.index("recompiles")] == cells.num(run.recompiles)
+        assert values[headers.index("status")] == run.status
+    winner = analysis.best(list(report.runs))
+    assert "winner" in next(r for r in table.find("tr")
+                            if r.attrs.get("data-strategy") == winner.strategy).classes()
+    verdict = root.find("p", "verdict")[0].text()
+    assert verdict == "Verdict: " + analysis.verdict("rl", list(report.runs))
+    assert "n/a" in table.text()  # a figure the run could not give reads n/a, never 0
+    assert "GuardOnDataDependentSymNode" in root.text()  # the failed run says why
+
+
+def test_one_mark_per_call_with_its_kind():
+    report = synthetic(3, 15)
+    root = dom(html.render(report))
+    for run in report.runs:
+        group = next(g for g in root.find("g", "run") if g.attrs["data-strategy"] == run.strategy)
+        marks = group.find("g", "mark")
+        assert [m.attrs["data-call"] for m in marks] == [str(c.index) for c in run.calls]
+        assert [m.attrs["data-event"] for m in marks] == [c.event for c in run.calls]
+        # the kind drawn is the glyph the terminal prints: a failed attempt is its own mark
+        glyphs = {"compile": "●", "recompile": "▲", "failed": "△", "hit": "·", "eager": "○",
+                  "error": "✗"}
+        drawn = [next(k for k in glyphs if k in m.classes()) for m in marks]
+        assert [glyphs[k] for k in drawn] == [cells.glyph(c) for c in run.calls]
+    assert any("failed" in m.classes() for m in root.find("g", "mark"))
+
+
+def test_ten_strategies_by_fifty_calls_stay_readable():
+    report = synthetic(10, 50)
+    text = html.render(report)
+    self_contained(text)
+    root = dom(text)
+    assert len(root.find("g", "mark")) == sum(len(r.calls) for r in report.runs) == 500
+    assert len(text) < 400_000
+    svg = root.find("svg", "timeline")[0]
+    assert int(svg.attrs["width"]) <= 1600  # fits a laptop screen without zooming out
+    assert int(svg.attrs["height"]) <= 10 * html.ROW + 60
+    # 70 recompile reasons fold; the table and the timeline stay in the open
+    reasons = root.find("details", "reasons")
+    assert reasons and reasons[0].find("table") and "open" not in reasons[0].attrs
+    assert not root.find("table", "summary")[0].folded() and not svg.folded()
+
+
+def test_several_symbols_get_an_axis_each_under_the_marks():
+    report = synthetic(2, 6, ("B", "S"))
+    root = dom(html.render(report))
+    svg = root.find("svg", "timeline")[0]
+    axes = {g.attrs["data-symbol"]: [t.text() for t in g.find("text", "axis")]
+            for g in svg.find("g", "axis")}
+    points = analysis.points_of(list(report.runs))
+    assert axes == {s: [str(p.get(s)) for p in points] for s in ("B", "S")}
+    # under the marks: every axis label is lower than every strategy's row
+    lowest = max(float(g.find("text", "name")[0].attrs["y"]) for g in svg.find("g", "run"))
+    assert all(float(t.attrs["y"]) > lowest for t in svg.find("text", "axis"))
+    assert "B 1, S 1" in root.find("g", "mark")[0].find("title")[0].text()
+
+
+def test_guard_diffs_and_reason_kinds_are_shown():
+    report = hostile()
+    root = dom(html.render(report))
+    kinds = [s.text() for s in root.find("span", "kind")]
+    assert kinds == [t.kind or "other" for r in report.runs for t in analysis.transitions(r)]
+    diffs = root.find("details", "diffs")
+    assert len(diffs) == 1 and "1 guard diff" in diffs[0].find("summary")[0].text()
+    assert f"TENSOR_MATCH check({HOSTILE}, 1) → check(2)" in diffs[0].text()
+
+
+def test_incomplete_report_says_so():
+    root = dom(html.render(model.replace(sample_report(), complete=False)))
+    assert "Interrupted" in root.find("p", "alert")[0].text()
+
+
+def test_several_reports_on_one_page():
+    a, b = sample_report(), model.replace(sample_report(), scenario=model.ScenarioRef("t", None))
+    root = dom(html.render_reports([a, b]))
+    assert len(root.find("article", "report")) == 2
+    ids = [n.attrs["id"] for n in root.find("section", "sequence")]
+    assert len(ids) == len(set(ids)) == 2
+
+
+def test_explain_page():
+    report = sample_report()
+    run = report.runs[0]
+    e0 = model.CacheEntry("f", "f.py", 1, "0/0", 0, 1, 9, 1, 2,
+                          (model.GuardLine("TENSOR_MATCH", "L['x']", "check_tensor(L['x'], "
+                                           "size=[1, 4], stride=[4, 1])"),))
+    e1 = model.replace(e0, compile_id="0/1", call_index=1, batch_size=2, guards=(
+        model.GuardLine("TENSOR_MATCH", "L['x']", "check_tensor(L['x'], size=[2, 4], "
+                        "stride=[4, 1])"),))
+    run = model.replace(run, entries=(e0, e1))
+    report = model.replace(report, runs=(run,))
+    explanations = [explain.Explanation(run, tuple(explain.diffs(run)), ())]
+    text = html.explanation(report, explanations, ["rl: a note <b>"])
+    self_contained(text)
+    root = dom(text)
+    assert "size=[1, 4] → size=[2, 4]" in root.text()
+    assert len(root.find("g", "mark")) == len(run.calls)
+    assert "rl: a note <b>" in root.find("p", "note")[0].text()
+    assert root.find("table", "costs")
+    assert "Nothing to explain" in html.explanation(report, [], [])
+
+
+def _function(i: int) -> model.FunctionSummary:
+    recompiles = (i * 37) % 11
+    return model.FunctionSummary(
+        f"mod.fn_{i}<x>", f"/src/m{i}.py", i + 1, recompiles + 1, recompiles, 0, recompiles + 1,
+        0, recompiles + 1, 9, 1, recompiles >= 8,
+        reasons=(model.ReasonCount("static_size_change", f"tensor 'x' size mismatch {i}",
+                                   recompiles),) if recompiles else ())
+
+
+def test_watch_report_with_a_hundred_functions():
+    functions = tuple(_function(i) for i in range(100))
+    report = model.WatchReport(model.Tool("recompile-probe", "0.1.0"),
+                               model.Environment("2.13.0", "3.11.7", "Linux"),
+                               "python train.py --lr <1e-3>", functions, exit_code=0)
+    text = html.functions(report)
+    self_contained(text)
+    root = dom(text)
+    rows = [r for r in root.find("tr", "function")]
+    assert len(rows) == 100
+    shown = [r for r in rows if not r.folded()]
+    assert len(shown) == html.TOP_FUNCTIONS
+    # most recompiles first, every function once
+    names = [r.find("td")[0].text() for r in rows]
+    assert sorted(names) == sorted(f.function for f in functions)
+    counts = [int(r.find("td")[3].text()) for r in rows]
+    assert counts == sorted(counts, reverse=True)
+    assert counts[0] == max(f.recompiles for f in functions)
+    assert "python train.py --lr <1e-3>" in root.find("h1")[0].text()
+    open_reasons = [d for d in root.find("details", "function-reasons") if "open" in d.attrs]
+    assert len(open_reasons) == html.TOP_FUNCTIONS
+    assert len(text) < 300_000
+
+
+def test_watch_report_with_nothing_compiled():
+    report = model.WatchReport(model.Tool("recompile-probe", "0.1.0"),
+                               model.Environment(None, "3.11.7", "Linux"), "python x.py", ())
+    root = dom(html.functions(report))
+    assert "No torch.compile activity was recorded." in root.text()
+    assert "n/a" in root.find("dl", "env")[0].text()  # torch not known
+
+
+def test_saved_report_re_renders():
+    """A report written before size symbols (tests/render/data) renders without torch."""
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "batch_only_before_symbols.json"
+    report = model.from_json(data.read_text())
+    root = dom(render(report, "html"))
+    assert len(root.find("g", "mark")) == sum(len(r.calls) for r in report.runs) > 0
