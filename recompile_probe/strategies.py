@@ -28,6 +28,20 @@ BATCH_SOURCES = "{batch_sources}"
 
 
 @dataclass(frozen=True)
+class LocationMark:
+    """One mark on one dim of one argument, whatever size symbol moves it: the unit `suggest`
+    searches over, and what a `marks:` entry of a custom strategy holds."""
+
+    #: where the tensor is, written as in `dims:` (0, "input_ids", "cache.keys[*]")
+    argument: int | str
+    dim: int
+    kind: str  #: a ``MARKS`` key
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"argument": self.argument, "dim": self.dim, "kind": self.kind}
+
+
+@dataclass(frozen=True)
 class Strategy:
     """How the target is compiled and how its inputs are marked."""
 
@@ -49,6 +63,8 @@ class Strategy:
     compile: Mapping[str, Any] = field(default_factory=dict)
     #: Run the target exactly as the user decorated it (it must already be torch.compile'd).
     as_is: bool = False
+    #: Marks on single (argument, dim) pairs, on top of ``mark``: the form `suggest` writes.
+    marks: tuple[LocationMark, ...] = ()
 
     def summary(self) -> str:
         """The knobs in one line, e.g. for `recompile-probe strategies`."""
@@ -63,6 +79,8 @@ class Strategy:
             for symbol, (kind, options) in self.plan(list(self.mark)).items():
                 opts = "".join(f", {k}={v!r}" for k, v in options.items())
                 parts.append(f"{symbol}: {MARKS[kind][1]}(t, dim{opts})")
+        for m in self.marks:
+            parts.append(f"{MARKS[m.kind][1]}({m.argument}, {m.dim})")
         for key, value in self.config.items():
             parts.append(f"{key.rsplit('.', 1)[-1]}={value!r}")
         if self.stance:
@@ -84,9 +102,9 @@ class Strategy:
 
     @property
     def mark_kinds(self) -> tuple[str, ...]:
-        if self.mark is None:
-            return ()
-        kinds = [self.mark] if isinstance(self.mark, str) else list(self.mark.values())
+        kinds = [] if self.mark is None else [self.mark] if isinstance(self.mark, str) \
+            else list(self.mark.values())
+        kinds += [m.kind for m in self.marks]
         return tuple(dict.fromkeys(k for k in kinds if k is not None))
 
 
@@ -137,6 +155,8 @@ CUSTOM_KEYS: Mapping[str, str] = MappingProxyType({
               "{batch_sources} expands to the marked dims as Dynamo sources.",
     "stance": "torch.compiler.set_stance(...) for the run.",
     "compile": "Extra torch.compile keyword arguments.",
+    "marks": "Marks on single dims, on top of `mark`: a list of {argument: PATH, dim: N, kind: "
+             "dynamic|unbacked|...}, PATH written as in `dims:` (what `suggest --write` adds).",
 })
 
 
@@ -151,6 +171,9 @@ def custom(name: str, spec: Mapping[str, Any], known: Mapping[str, Strategy]) ->
                     base.mark_options) == options_per_symbol(value)):
                 value = {**getattr(base, key), **value}
             changes[key] = value
+    if "marks" in spec:
+        changes["marks"] = (*base.marks, *(LocationMark(m["argument"], m["dim"], m["kind"])
+                                           for m in spec["marks"]))
     if "description" not in spec:
         changes["description"] = f"custom: {replace(base, **changes).summary()}"
     return replace(base, **changes)
@@ -207,8 +230,43 @@ def parse_custom(ctx: Any, value: Any, symbols: Sequence[str]) -> dict[str, Stra
         for sub in ("description", "stance"):
             if spec.get(sub) is not None:
                 ctx.expect(f"{key}.{sub}", spec[sub], str, "a string")
+        if "marks" in spec:
+            _check_marks(ctx, f"{key}.marks", spec["marks"])
         out[name] = custom(name, spec, {**BUILTINS, **out})
     return out
+
+
+#: Keys of one `marks:` entry.
+LOCATION_MARK_KEYS: Mapping[str, str] = MappingProxyType({
+    "argument": "The argument: a positional index, a keyword or a path as in `dims:`.",
+    "dim": "The dim of that tensor (0-based).",
+    "kind": "The mark: dynamic, maybe_dynamic, unbacked or static.",
+})
+
+
+def _check_marks(ctx: Any, key: str, value: Any) -> None:
+    from .sizes import SizeError, parse_path
+    from .spec import suggest
+
+    ctx.expect(key, value, list, "a list of {argument, dim, kind}")
+    for i, entry in enumerate(value):
+        at = f"{key}[{i}]"
+        ctx.expect(at, entry, dict, "a mapping {argument: PATH, dim: N, kind: KIND}")
+        ctx.keys(at, entry, LOCATION_MARK_KEYS)
+        missing = [k for k in LOCATION_MARK_KEYS if k not in entry]
+        if missing:
+            raise ctx.fail(at, f"missing {', '.join(missing)}")
+        try:
+            parse_path(f"{at}.argument", entry["argument"])
+        except SizeError as exc:
+            raise ctx.fail(exc.key, exc.message, exc.remedy) from None
+        if isinstance(entry["dim"], bool) or not isinstance(entry["dim"], int) or entry["dim"] < 0:
+            raise ctx.fail(f"{at}.dim", f"expected a dim (a non-negative integer), got "
+                           f"{entry['dim']!r}")
+        if entry["kind"] not in MARKS:
+            raise ctx.fail(f"{at}.kind", f"unknown mark {entry['kind']!r}",
+                           suggest(str(entry["kind"]), list(MARKS)) or
+                           f"Marks: {', '.join(MARKS)}.")
 
 
 # --- torch side (lazy imports) --------------------------------------------------------------------
@@ -254,11 +312,12 @@ def missing_features(strategy: Strategy, *, target_is_compiled: bool = False) ->
 
 
 def _kinds_and_options(strategy: Strategy) -> list[tuple[str, Mapping[str, Any]]]:
+    located = [(m.kind, {}) for m in strategy.marks]
     if strategy.mark is None:
-        return []
+        return located
     symbols = list(strategy.mark) if isinstance(strategy.mark, Mapping) else \
         list(strategy.mark_options) if options_per_symbol(strategy.mark_options) else ["*"]
-    return list(strategy.plan(symbols).values())
+    return [*strategy.plan(symbols).values(), *located]
 
 
 def dim_sources(sources: list[tuple[str, int]]) -> str:
@@ -330,7 +389,14 @@ class Marker:
     ``restore`` puts them back, whatever the run did.
     """
 
-    def __init__(self, plan: Mapping[str, tuple[str, Mapping[str, Any]]]) -> None:
+    def __init__(self, plan: Mapping[str, tuple[str, Mapping[str, Any]]],
+                 located: Sequence[LocationMark] = ()) -> None:
+        from .sizes import DimRef, parse_path
+
+        # A location mark is a plan entry of its own under a key no symbol can have ("@0").
+        plan = {**plan, **{f"@{i}": (m.kind, {}) for i, m in enumerate(located)}}
+        self._located = [DimRef(f"@{i}", parse_path("marks", m.argument), (m.dim,))
+                         for i, m in enumerate(located)]
         #: symbol -> (mark function, options)
         self._plan = {symbol: (getattr(importlib.import_module(MARKS[kind][0]), MARKS[kind][1]),
                                dict(options)) for symbol, (kind, options) in plan.items()}
@@ -350,7 +416,7 @@ class Marker:
         if refs is None:
             refs = [DimRef(BATCH, Path(i), tuple(dims)) for i, dims in kwargs.items()]
             kwargs = {}
-        for ref in refs:
+        for ref in [*refs, *self._located]:
             if ref.symbol not in self._plan:
                 continue
             mark_fn, options = self._plan[ref.symbol]
@@ -390,7 +456,7 @@ class Marker:
 def marker(strategy: Strategy, acting: Sequence[str] = ("B",)) -> Marker | None:
     """A ``Marker`` for the strategy's marks on the ``acting`` symbols, or None for none."""
     plan = strategy.plan(acting)
-    return Marker(plan) if plan else None
+    return Marker(plan, strategy.marks) if plan or strategy.marks else None
 
 
 def compile_kwargs(strategy: Strategy, scenario_compile: Mapping[str, Any]) -> tuple[dict, dict]:

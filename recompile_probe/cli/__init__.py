@@ -11,6 +11,7 @@ from __future__ import annotations
 from . import run, explain, check, diff, watch, summarize, listing, render  # noqa: F401,E401
 from . import merge  # noqa: F401,E402
 from . import schema  # noqa: F401,E402
+from . import suggest  # noqa: F401,E402
 from .common import app
 
 __all__ = ["app", "main"]
