@@ -29,6 +29,9 @@ def check(
     markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write a Markdown summary "
                                             "here (also appended to $GITHUB_STEP_SUMMARY)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
+    html_out: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML "
+                                            "report here (tables, timelines, reasons; no "
+                                            "network), to open in a browser."),
     baseline: Optional[Path] = typer.Option(
         None, "--baseline", help="A JSON report to compare with: more compiles, recompiles, "
         "graphs or guards than it is a regression (exit 1)."),
@@ -55,7 +58,7 @@ def check(
         if update_baseline and baseline is None:
             raise UsageError("--update-baseline needs --baseline FILE")
         files = Artefacts({"junit": junit, "markdown": markdown, "json": json_out,
-                           "baseline": baseline})
+                           "html": html_out, "baseline": baseline})
         files.check()
         names = [n for item in strategy or () for n in csv_list(item, "--strategy") or ()] or None
         loaded = check_mod.load_all(scenarios, names, max_recompiles)
@@ -87,6 +90,9 @@ def check(
         append_step_summary(md)
         files.write("json", lambda: reports_to_json(outcome.reports) if part is None else
                     _shard_json(outcome, part))
+        from ..render import html as html_mod
+
+        files.write("html", lambda: html_mod.outcome(outcome))
         if update_baseline and not outcome.failures and not outcome.interrupted:
             files.write("baseline", lambda: reports_to_json(outcome.reports))
             err.print(f"baseline {baseline} updated")

@@ -404,6 +404,18 @@ def outcome(result: Any) -> str:
              f"{_e(error.message)}</p>" for scenario, error in result.failures]
     head += [f'<p class="note">no baseline for scenario {_e(repr(name))}: nothing compared</p>'
              for name in result.without_baseline]
+    if result.changes:
+        import io
+
+        from rich.console import Console
+
+        from . import comparison
+
+        buffer = io.StringIO()  # the terminal's comparison, as text: one way to read a change
+        Console(file=buffer, width=200, no_color=True, color_system=None).print(
+            comparison.table(result.pairs, result.tolerance, only_changed=True))
+        head.append("<h2>Changes against the baseline</h2>" + _pre(buffer.getvalue().rstrip()
+                                                                   .splitlines()))
     return render_reports(list(result.reports), "recompile-probe check", head)
 
 

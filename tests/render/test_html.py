@@ -334,3 +334,60 @@ def test_saved_report_re_renders():
     report = model.from_json(data.read_text())
     root = dom(render(report, "html"))
     assert len(root.find("g", "mark")) == sum(len(r.calls) for r in report.runs) > 0
+
+
+def test_render_command_writes_html_without_torch(tmp_path):
+    """`render REPORT.json --format html` with torch unimportable; a bundle is one page."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "batch_only_before_symbols.json"
+    report = model.from_json(data.read_text())
+    bundle = tmp_path / "bundle.json"
+    bundle.write_text(model.reports_to_json([report, sample_report()]))
+    code = ("import sys; sys.modules['torch'] = None; from recompile_probe.cli import main; "
+            "sys.argv = ['recompile-probe'] + sys.argv[1:]; main()")
+    for source, out in ((data, tmp_path / "one.html"), (bundle, tmp_path / "two.html")):
+        done = subprocess.run([sys.executable, "-c", code, "render", str(source), "--format",
+                               "html", "-o", str(out)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        self_contained(out.read_text())
+    one, two = dom((tmp_path / "one.html").read_text()), dom((tmp_path / "two.html").read_text())
+    assert len(one.find("g", "mark")) == sum(len(r.calls) for r in report.runs)
+    assert len(two.find("article", "report")) == 2
+    assert len(two.find("g", "mark")) == sum(len(r.calls) for r in report.runs) + \
+        sum(len(r.calls) for r in sample_report().runs)
+
+
+def test_check_html_shows_every_broken_budget(write_scenario, tmp_path):
+    """`check --html`: a real run (eager) that breaks its budget; the page names the budget with
+    the figure the JSON artefact holds."""
+    import json
+    import subprocess
+    import sys
+
+    path = write_scenario("""
+        target: user_targets.py:double
+        inputs: [{shape: [B, 4]}]
+        sequences: {s: [1, 2, 3]}
+        backend: eager
+        repeats: 0
+        strategies: [static]
+        expect: {static: {max_recompiles: 0}}
+    """)
+    page, data = tmp_path / "check.html", tmp_path / "check.json"
+    done = subprocess.run([sys.executable, "-m", "recompile_probe", "check", str(path), "--quiet",
+                           "--html", str(page), "--json", str(data)], capture_output=True,
+                          text=True)
+    assert done.returncode == 1, done.stderr
+    run = json.loads(data.read_text())["runs"][0]
+    assert run["recompiles"] > 0
+    text = page.read_text()
+    self_contained(text)
+    root = dom(text)
+    assert "recompile-probe check: failed" in root.find("h1")[0].text()
+    (row,) = root.find("table", "violations")[0].find("tbody")[0].find("tr")
+    cells_ = [td.text() for td in row.find("td")]
+    assert cells_[:4] == ["static", "max_recompiles", "≤ 0", str(run["recompiles"])]
+    assert len(root.find("g", "mark")) == len(run["calls"])
