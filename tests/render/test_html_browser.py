@@ -225,11 +225,8 @@ def default_report() -> model.Report:
 
 
 @pytest.fixture(scope="module")
-def symbols_report(tmp_path_factory) -> model.Report:
-    """Two size symbols (B and S on a grid): the points go on an axis per symbol."""
-    from recompile_probe import scenario as scenario_mod
-    from recompile_probe.session import run_scenario
-
+def grid_scenario(tmp_path_factory) -> Path:
+    """Two size symbols, B and S on a grid, an eager user target."""
     folder = tmp_path_factory.mktemp("symbols")
     fixtures = Path(__file__).parents[1] / "fixtures"
     (folder / "user_targets.py").write_text((fixtures / "user_targets.py").read_text())
@@ -238,7 +235,16 @@ def symbols_report(tmp_path_factory) -> model.Report:
         "inputs:\n  - {shape: [B, S]}\n  - {shape: [B, S]}\n"
         "sequences: {grid: {grid: {B: [1, 2], S: [3, 5]}}}\n"
         "backend: eager\nrepeats: 3\nstrategies: [default, mark_unbacked]\n")
-    return run_scenario(scenario_mod.load(folder / "grid.yaml"))
+    return folder / "grid.yaml"
+
+
+@pytest.fixture(scope="module")
+def symbols_report(grid_scenario) -> model.Report:
+    """The points go on an axis per symbol."""
+    from recompile_probe import scenario as scenario_mod
+    from recompile_probe.session import run_scenario
+
+    return run_scenario(scenario_mod.load(grid_scenario))
 
 
 def _opened(chromium: Browser, report_or_page, tmp_path: Path) -> Path:
@@ -336,3 +342,50 @@ def test_watch_page_folds_past_the_top_functions(chromium, tmp_path):
     visible = chromium.evaluate("""[...document.querySelectorAll('tr.function')]
         .filter(tr => tr.checkVisibility()).length""")
     assert visible == html.TOP_FUNCTIONS
+
+
+CLI = [sys.executable, "-m", "recompile_probe"]
+
+
+def test_explain_command_html_in_a_browser(chromium, grid_scenario, tmp_path):
+    """`explain --format html` end to end: its timeline and guard diffs, and its JSON's count of
+    recompiles as headings."""
+    page, data = tmp_path / "explain.html", tmp_path / "explain.json"
+    for fmt, out in (("html", page), ("json", data)):
+        done = subprocess.run([*CLI, "explain", str(grid_scenario), "--quiet", "-f", fmt, "-o",
+                               str(out)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    saved = json.loads(data.read_text())
+    explained = saved["explanations"]
+    calls = {(r["sequence_name"], r["strategy"]): len(r["calls"]) for r in saved["report"]["runs"]}
+    assert explained, "the grid recompiles under default: something to explain"
+    _opened(chromium, page.read_text(), tmp_path)
+    assert chromium.errors() == []
+    marks = chromium.evaluate(MARKS)
+    assert len(marks) == sum(calls[x["sequence_name"], x["strategy"]] for x in explained)
+    headings = chromium.evaluate("[...document.querySelectorAll('h3')].map(h => h.innerText)")
+    recompiles = sum(len(x["recompile_reasons"]) for x in explained)
+    assert sum(h.startswith("Recompile at call") for h in headings) == recompiles > 0
+    assert sum(h.startswith("Guard diff") for h in headings) == \
+        sum(len(x["diffs"]) for x in explained)
+
+
+def test_summarize_command_html_in_a_browser(chromium, tmp_path):
+    """`summarize TRACE --format html` of a real program's TORCH_TRACE: one row per function
+    with the figures its JSON has."""
+    program = Path(__file__).parents[1] / "fixtures" / "known_compiles.py"
+    trace = tmp_path / "trace"
+    subprocess.run([sys.executable, str(program)], env={**os.environ, "TORCH_TRACE": str(trace)},
+                   check=True, capture_output=True)
+    page = tmp_path / "summary.html"
+    done = subprocess.run([*CLI, "summarize", str(trace), "-f", "html", "-o", str(page)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(subprocess.run([*CLI, "summarize", str(trace), "-f", "json"],
+                                     capture_output=True, text=True, check=True).stdout)
+    _opened(chromium, page.read_text(), tmp_path)
+    assert chromium.errors() == []
+    rows = chromium.evaluate("""[...document.querySelectorAll('tr.function')].map(
+        tr => [...tr.cells].map(td => td.innerText))""")
+    assert {r[0]: (int(r[2]), int(r[3])) for r in rows} == \
+        {f["function"]: (f["compiles"], f["recompiles"]) for f in data["functions"]}
