@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH_VERSION ?= $(shell $(PY) -c "import torch; print(torch.__version__.split('+')[0])" 2>/dev/null || echo 2.13.0)
 PYTEST_ARGS ?=
 
-.PHONY: install run test bench compat clean
+.PHONY: install run test bench compat clean schemas
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m venv $(VENV)
@@ -29,6 +29,11 @@ bench: install
 	$(BIN)/python benchmarks/cli_overhead.py
 	$(BIN)/python benchmarks/watch_overhead.py
 	$(BIN)/python benchmarks/watch_startup.py
+
+# The JSON Schemas shipped in recompile_probe/schemas/, regenerated from the validator's tables
+# and the report dataclasses (tests/test_schema.py fails while they differ).
+schemas: install
+	$(BIN)/python -m recompile_probe.schema
 
 # Not part of CI: builds a multi-GB virtual environment per torch release (see .ci/compat.py).
 compat:

@@ -1,0 +1,395 @@
+"""The JSON Schemas: built from the validator's own tables and the report records, shipped in the
+package, and checked against real scenarios and real reports the CLI writes."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import MappingProxyType
+
+import jsonschema
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from recompile_probe import budgets, inputs, scenario, schema, strategies
+from recompile_probe.cli import app
+from recompile_probe.errors import ScenarioError
+
+from test_model import sample_report
+from test_scenario import MALFORMED
+
+ROOT = Path(__file__).parent.parent
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def validator(schema_: dict) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema_)
+
+
+def as_json(data):
+    """What an editor sees of a YAML file: JSON data (an integer key such as `0:` is a string)."""
+    return json.loads(json.dumps(data))
+
+
+def errors(schema_: dict, data) -> list[str]:
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator(schema_).iter_errors(data)]
+
+
+# --- the schemas themselves -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", list(schema.SCHEMAS))
+def test_shipped_schema_is_the_generated_one(name):
+    shipped = schema.shipped_path(name)
+    assert shipped.is_file(), f"{shipped} is missing: run `make schemas`"
+    assert shipped.read_text(encoding="utf-8") == schema.dumps(schema.SCHEMAS[name]()), \
+        f"{shipped} is stale: run `make schemas` (python -m recompile_probe.schema)"
+
+
+@pytest.mark.parametrize("name", list(schema.SCHEMAS))
+def test_schemas_are_valid_draft_2020_12(name):
+    build = schema.SCHEMAS[name]
+    for built in [build()] + ([build(strict=True)] if name != "scenario" else []):
+        jsonschema.Draft202012Validator.check_schema(built)
+        assert built["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_schemas_and_the_command_need_no_torch(tmp_path):
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "from recompile_probe import schema\n"
+            "[build() for build in schema.SCHEMAS.values()]\n"
+            "from recompile_probe.cli import main\n"
+            "sys.argv = ['recompile-probe', 'schema', 'scenario', '-o', sys.argv[1]]; main()")
+    out = tmp_path / "s.json"
+    result = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(out.read_text())["title"] == "recompile-probe scenario"
+
+
+def test_schema_command():
+    runner = CliRunner()
+    result = runner.invoke(app, ["schema", "report"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == schema.shipped_path("report").read_text(encoding="utf-8")
+    result = runner.invoke(app, ["schema", "check", "--path"])
+    assert result.exit_code == 0 and Path(result.stdout.strip()) == schema.shipped_path("check")
+    result = runner.invoke(app, ["schema", "scenaro"])
+    assert result.exit_code == 2
+    assert "unknown schema 'scenaro'" in result.output and "Did you mean 'scenario'" in \
+        result.output
+
+
+def test_descriptions_come_from_the_tables_and_the_record_comments():
+    built = schema.scenario_schema()
+    assert built["properties"]["repeats"]["description"] == scenario.TOP_KEYS["repeats"]
+    tensor = built["$defs"]["tensor"]["properties"]
+    assert tensor["fill"]["description"].startswith(inputs.TENSOR_KEYS["fill"])
+    report = schema.report_schema()
+    assert report["$defs"]["Run"]["properties"]["recompiles"]["description"] == \
+        "compiles of a frame that already had a cache entry"
+    # a comment continued on the next line stays with its field
+    assert report["$defs"]["ReasonDetail"]["properties"]["what"]["description"].endswith(
+        "recompile limit, unknown")
+
+
+# --- one source of truth --------------------------------------------------------------------------
+
+def test_a_key_added_to_a_validator_table_appears_in_the_schema(monkeypatch):
+    monkeypatch.setattr(scenario, "TOP_KEYS", MappingProxyType(
+        {**scenario.TOP_KEYS, "warmup": "Calls before the sequence."}))
+    monkeypatch.setattr(inputs, "TENSOR_KEYS", MappingProxyType(
+        {**inputs.TENSOR_KEYS, "pin_memory": "Pin it."}))
+    monkeypatch.setattr(strategies, "CUSTOM_KEYS", MappingProxyType(
+        {**strategies.CUSTOM_KEYS, "options": "More options."}))
+    monkeypatch.setattr(inputs, "DTYPES", (*inputs.DTYPES, "float8_e4m3fn"))
+    monkeypatch.setattr(budgets, "KEYS", (*budgets.KEYS, "max_graph_breaks"))
+    monkeypatch.setattr(strategies, "BUILTINS", MappingProxyType(
+        {**strategies.BUILTINS, "new_one": strategies.Strategy("new_one", "A new preset.")}))
+    built = schema.scenario_schema()
+    assert built["properties"]["warmup"] == {"description": "Calls before the sequence."}
+    assert built["$defs"]["tensor"]["properties"]["pin_memory"]["description"] == "Pin it."
+    assert "options" in built["$defs"]["custom_strategy"]["properties"]
+    assert "float8_e4m3fn" in built["$defs"]["tensor"]["properties"]["dtype"]["enum"]
+    assert "max_graph_breaks" in built["$defs"]["budgets"]["properties"]
+    assert "new_one" in built["$defs"]["strategy_name"]["anyOf"][0]["enum"]
+    text = ("target: logprobs.count_greater_than\nsequences: [1]\nwarmup: 2\n"
+            "strategies: [new_one]\n")
+    # the validator reads the same tables: what the schema now accepts, so does it
+    assert scenario.loads(text).strategies == ("new_one",)
+    assert errors(built, as_json(yaml.safe_load(text))) == []
+
+
+# --- scenarios ------------------------------------------------------------------------------------
+
+SCENARIO_FILES = sorted((ROOT / "configs").glob("*.yaml")) + sorted(
+    (ROOT / "examples").glob("*.yaml")) + sorted(Path(__file__).parent.rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SCENARIO_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_shipped_scenario_validates(path):
+    scenario.load(path)  # the validator accepts it ...
+    assert errors(schema.scenario_schema(), as_json(yaml.safe_load(path.read_text()))) == []
+
+
+def _scenario_texts() -> list[tuple[str, str]]:
+    """Every YAML scenario written as a string literal in the tests: (where, text)."""
+    found = []
+    for path in sorted(Path(__file__).parent.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and "target:" in node.value:
+                text = textwrap.dedent(node.value).lstrip()
+                try:
+                    data = yaml.safe_load(text)
+                except yaml.YAMLError:
+                    continue
+                if isinstance(data, dict) and "target" in data:
+                    found.append((f"{path.name}:{node.lineno}", text))
+    return found
+
+
+def test_every_scenario_the_tests_write_that_the_validator_accepts_validates(tmp_path):
+    for folder in (FIXTURES, Path(__file__).parent / "programs", ROOT / "configs"):
+        for source in folder.glob("*.py"):
+            shutil.copy(source, tmp_path / source.name)
+    built, accepted = schema.scenario_schema(), []
+    for where, text in _scenario_texts():
+        try:
+            scenario.loads(text, path=str(tmp_path / "scenario.yaml"))
+        except ScenarioError:
+            continue  # a malformed case, or a file only its own test writes
+        accepted.append(where)
+        assert errors(built, as_json(yaml.safe_load(text))) == [], where
+    assert len(accepted) >= 20, accepted
+
+
+#: MALFORMED cases (tests/test_scenario.py) the schema refuses as well: structure, names, types
+STRUCTURAL = [
+    "empty-file", "top-level-list", "misspelt-top-key", "missing-target", "missing-sequences",
+    "unknown-builtin-target", "target-not-string", "empty-sequence", "negative-batch",
+    "float-batch", "string-batch", "bool-batch", "no-sequences", "unknown-strategy",
+    "unknown-backend", "unknown-param", "param-type", "compile-dynamic", "compile-key",
+    "bad-shape-symbol", "negative-dim", "bad-dtype", "bad-fill", "tensor-key", "no-inputs",
+    "factory-without-batch-dims", "bad-batch-dims", "inputs-for-builtin", "custom-mark",
+    "custom-shadows-builtin", "negative-repeats",
+]
+#: not YAML a schema could see (refused while parsing)
+NOT_YAML = ["yaml-syntax", "yaml-indent", "python-tag"]
+#: well-formed: only the validator (files, imports, relations between values) can refuse them
+SEMANTIC = [
+    "duplicate-key",  # YAML keeps the last one; the validator reads the nodes
+    "missing-target-file", "unimportable-module", "missing-callable", "module-raises-on-import",
+    "bad-randint",  # low < high
+    "no-batch-dim",  # a size symbol must appear in some shape
+    "custom-extends",  # may name a custom strategy defined above it
+]
+CASES = {p.id: p.values[0] for p in MALFORMED}
+
+
+def test_every_malformed_case_is_classified():
+    assert sorted(STRUCTURAL + NOT_YAML + SEMANTIC) == sorted(CASES), \
+        "classify each MALFORMED case of test_scenario.py in test_schema.py"
+
+
+@pytest.mark.parametrize("case", STRUCTURAL)
+def test_structural_malformed_cases_fail_the_schema(case):
+    assert errors(schema.scenario_schema(), as_json(yaml.safe_load(CASES[case])))
+
+
+@pytest.mark.parametrize("case", NOT_YAML)
+def test_cases_that_are_not_yaml(case):
+    with pytest.raises(yaml.YAMLError):
+        yaml.safe_load(CASES[case])
+
+
+@pytest.mark.parametrize("case", SEMANTIC)
+def test_semantic_cases_pass_the_schema_and_only_the_validator_refuses_them(case):
+    assert errors(schema.scenario_schema(), as_json(yaml.safe_load(CASES[case]))) == []
+
+
+BASE = "target: logprobs.count_greater_than\nsequences: {a: [1, 2]}\n"
+USER = "target: user_targets.py:scale_shift\ninputs: [{shape: [B, 8]}, {shape: [B, 1]}]\n" \
+       "sequences: {s: [1, 2]}\n"
+
+
+@pytest.mark.parametrize("text", [
+    BASE + "expect: {default: {max_recompile: 0}}\n",  # a misspelt budget
+    BASE + "expect: {default: {a: {max_recompiles: -1}}}\n",
+    BASE + "expect: {mark_unbaked: {max_recompiles: 0}}\n",
+    BASE + "expect: {'*': {status: fine}}\n",
+    BASE + "tolerance: {rtol: 0.1}\n",
+    BASE + "backend: {mode: max-autotune}\n",
+    BASE + "backend: {name: inductor, modes: x}\n",
+    BASE.replace("[1, 2]", "{grid: {B: [1]}, order: x}"),
+    BASE + "custom_strategies: {mine: {extend: default}}\n",
+    BASE + "custom_strategies: {mine: {dynamic: maybe}}\n",
+    BASE + "custom_strategies: {mine: {config: {recompile_limit: 2}}}\n",
+    BASE + "seed: 1.5\n",
+    BASE + "name: '  '\n",
+    USER.replace("[{shape: [B, 8]}, {shape: [B, 1]}]", "{0x: {shape: [B]}}"),
+    USER + "factory: user_targets.py:make_pair\n",
+    USER.replace("[B, 8]}", "[B, 8], fill: 'randint(0)'}"),
+    USER.replace("[B, 8]}", "[B, 8], requires_grad: yes please}"),
+    USER + "batch_dims: {0: [0]}\n",
+], ids=lambda t: t.splitlines()[-1][:40])
+def test_schema_and_validator_both_refuse(write_scenario, text):
+    with pytest.raises(ScenarioError):
+        scenario.load(write_scenario(text))
+    assert errors(schema.scenario_schema(), as_json(yaml.safe_load(text)))
+
+
+# --- reports: real ones, from the command line ----------------------------------------------------
+
+TWO = """\
+name: two-symbols
+target: user_targets.py:scale_shift
+inputs:
+  - {shape: [B, S]}
+  - {shape: [B, 1], fill: "randint(0, 5)"}
+sequences:
+  grid: {grid: {B: [1, 2], S: [4]}}
+strategies: [default, mark_unbacked, refuse]
+custom_strategies:
+  refuse: {extends: default, stance: fail_on_recompile}
+repeats: 2
+expect:
+  "*": {max_recompiles: 0}
+"""
+GATE = """\
+name: gate
+target: logprobs.count_greater_than
+params: {vocab_size: 64}
+sequences: {rl: [1, 2]}
+strategies: [default]
+repeats: 0
+expect:
+  default: {max_recompiles: 0, outputs_match: true}
+"""
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """run, check (two scenarios: a bundle), explain and summarize, on eager."""
+    folder = tmp_path_factory.mktemp("reports")
+    shutil.copy(FIXTURES / "user_targets.py", folder / "user_targets.py")
+    (folder / "two.yaml").write_text(TWO)
+    (folder / "gate.yaml").write_text(GATE)
+    runner = CliRunner()
+    out = {}
+
+    def cli(*args: str, code: int = 0) -> None:
+        result = runner.invoke(app, [*args])
+        assert result.exit_code == code, result.output
+
+    cli("run", str(folder / "two.yaml"), "-q", "-f", "json", "-o", str(folder / "run.json"),
+        "--trace-dir", str(folder / "traces"))
+    cli("check", str(folder / "two.yaml"), str(folder / "gate.yaml"), "-q", "--json",
+        str(folder / "check.json"), code=1)  # budgets broken: violations in the report
+    cli("check", str(folder / "gate.yaml"), "-q", "--json", str(folder / "check_one.json"),
+        code=1)
+    cli("explain", str(folder / "two.yaml"), "-q", "-f", "json", "-o",
+        str(folder / "explain.json"))
+    cli("summarize", str(folder / "traces"), "-f", "json", "-o", str(folder / "summary.json"))
+    for name in ("run", "check", "check_one", "explain", "summary"):
+        out[name] = json.loads((folder / f"{name}.json").read_text())
+    return out
+
+
+def _walk(data):
+    yield data
+    if isinstance(data, dict):
+        for value in data.values():
+            yield from _walk(value)
+    elif isinstance(data, list):
+        for value in data:
+            yield from _walk(value)
+
+
+def test_run_report_validates(written):
+    report = written["run"]
+    assert errors(schema.report_schema(strict=True), report) == []
+    # what the schema was checked on: a recompile with its structured reason, an error run,
+    # user lines behind guards
+    statuses = {r["strategy"]: r["status"] for r in report["runs"]}
+    assert statuses == {"default": "ok", "mark_unbacked": "ok", "refuse": "error"}
+    assert any(e["reason_detail"] for r in report["runs"] for e in r["compile_events"])
+    assert any(isinstance(d, dict) and "file_exact" in d for d in _walk(report))
+
+
+def test_check_json_validates_bundle_and_single(written):
+    bundle = written["check"]
+    assert len(bundle["reports"]) == 2
+    assert any(r["violations"] for rep in bundle["reports"] for r in rep["runs"])
+    assert errors(schema.check_bundle_schema(strict=True), bundle) == []
+    assert "reports" not in written["check_one"]  # one scenario: the report itself
+    assert errors(schema.check_bundle_schema(strict=True), written["check_one"]) == []
+    assert errors(schema.report_schema(strict=True), written["check_one"]) == []
+
+
+def test_explain_json_validates(written):
+    data = written["explain"]
+    assert data["explanations"] and any(x["diffs"] for x in data["explanations"])
+    assert errors(schema.explain_schema(strict=True), data) == []
+
+
+def test_summarize_json_validates(written):
+    data = written["summary"]
+    assert data["kind"] == "summarize" and data["functions"]
+    assert errors(schema.watch_schema(strict=True), data) == []
+
+
+@pytest.mark.slow
+def test_watch_json_validates(tmp_path):
+    out = tmp_path / "watch.json"
+    result = subprocess.run([sys.executable, "-m", "recompile_probe", "watch", "-f", "json", "-o",
+                             str(out), "--", "python", str(FIXTURES / "known_compiles.py")],
+                            capture_output=True, text=True, env={**os.environ})
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text())
+    assert data["kind"] == "watch" and data["processes"] and "totals" in data
+    assert all("pid" in e for e in data["events"])
+    assert errors(schema.watch_schema(strict=True), data) == []
+
+
+def test_library_reports_and_saved_fixtures_validate():
+    from recompile_probe import model
+
+    library = json.loads(model.to_json(sample_report()))
+    assert errors(schema.report_schema(strict=True), library) == []
+    saved = [p for p in Path(__file__).parent.rglob("*.json")
+             if "runs" in json.loads(p.read_text())]
+    assert saved, "no saved report under tests/"
+    for path in saved:
+        assert errors(schema.report_schema(strict=True), json.loads(path.read_text())) == [], path
+
+
+def test_a_renamed_or_mistyped_field_fails(written):
+    report = json.loads(json.dumps(written["run"]))
+    run = report["runs"][0]
+    run["recompile_count"] = run.pop("recompiles")
+    run["calls"][0]["event"] = "miss"
+    found = errors(schema.report_schema(), report)
+    assert any("'recompiles' is a required property" in e for e in found)
+    assert any("'miss' is not one of" in e for e in found)
+    # unknown fields: allowed for readers (newer writers add fields), refused in strict mode
+    assert not any("recompile_count" in e for e in found)
+    assert any("recompile_count" in e for e in errors(schema.report_schema(strict=True), report))
+
+
+def test_every_field_the_readme_documents_is_in_the_report_schema():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## JSON report", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```json", 1)[1].split("```", 1)[0]
+    # every key of the example but the size symbols ({"B": 1}), which are data
+    documented = set(re.findall(r'"([a-z_]+)":', block))
+    described = {key for node in _walk(schema.report_schema()) if isinstance(node, dict)
+                 for key in node.get("properties", {})}
+    assert documented and documented <= described, documented - described
