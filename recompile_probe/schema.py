@@ -191,7 +191,20 @@ def scenario_schema() -> dict[str, Any]:
                 "config": {"type": "object", "propertyNames": {"pattern": r"^torch\..*\."}},
                 "stance": {"type": ["string", "null"]},
                 "compile": {"type": "object"},
+                "marks": {"type": "array", "items": {"$ref": "#/$defs/location_mark"}},
             }),
+            "additionalProperties": False,
+        },
+        "location_mark": {
+            "type": "object",
+            "description": "One mark on one dim of one argument.",
+            "properties": _keyed(strategies.LOCATION_MARK_KEYS, {
+                "argument": {"anyOf": [{"type": "integer", "minimum": 0},
+                                       {"type": "string", "pattern": _PATH}]},
+                "dim": {"type": "integer", "minimum": 0},
+                "kind": {"type": "string", "enum": marks},
+            }),
+            "required": list(strategies.LOCATION_MARK_KEYS),
             "additionalProperties": False,
         },
         "mark_kind": {
@@ -379,12 +392,15 @@ class _Builder:
             self.defs[name] = self.record(cls)
         return {"$ref": f"#/$defs/{name}"}
 
-    def record(self, cls: type) -> dict[str, Any]:
+    def record(self, cls: type, only: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """The object a record is written as: every field, or ``only`` these (a hand-written
+        ``as_dict`` that leaves some out)."""
         hints = typing.get_type_hints(cls)
         docs = _field_docs(cls)
         props: dict[str, Any] = {}
         required = []
-        for f in dataclasses.fields(cls):
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        for f in (fields[name] for name in only) if only is not None else fields.values():
             schema = self.type(self.hints.get((cls.__name__, f.name), hints[f.name]))
             values = self.enums.get((cls.__name__, f.name))
             if values is not None:
@@ -613,6 +629,80 @@ def explain_schema(strict: bool = False) -> dict[str, Any]:
                      "What `recompile-probe explain --format json` writes.", body, builder)
 
 
+def suggest_schema(strict: bool = False) -> dict[str, Any]:
+    """`suggest --format json` (suggestion.to_json): what was measured and what is recommended."""
+    from . import model, reasons, strategies, suggestion as sug
+
+    enums = {**_report_enums(), ("Evaluation", "status"): sug.STATUSES,
+             ("MarkChoice", "kind"): tuple(strategies.MARKS),
+             ("Unfixable", "reason_kind"): reasons.KINDS}
+    builder = _Builder(strict, enums)
+    # the records as their as_dict writes them (MarkChoice without name, Evaluation without cost)
+    builder.defs["MarkChoice"] = builder.record(sug.MarkChoice, ("argument", "dim", "symbol",
+                                                                 "kind"))
+    evaluation = tuple(f.name for f in dataclasses.fields(sug.Evaluation) if f.name != "cost")
+    builder.defs["Evaluation"] = builder.record(sug.Evaluation, evaluation)
+    props = builder.defs["Evaluation"]["properties"]
+
+    def obj(properties: dict[str, Any], description: str = "",
+            required: list[str] | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "object"}
+        if description:
+            out["description"] = description
+        out.update(properties=properties,
+                   required=list(properties) if required is None else required)
+        if strict:
+            out["additionalProperties"] = False
+        return out
+
+    def nullable(ref: dict[str, Any]) -> dict[str, Any]:
+        return {"anyOf": [ref, {"type": "null"}]}
+
+    builder.defs["Recommendation"] = obj(
+        {k: props[k] for k in ("marks", "whole_function", "compiles", "guard_count",
+                               "shape_env_guard_count", "steady_state_us", "outputs_match",
+                               "checks", "name")},
+        "The best candidate (the first of candidates), in short.")
+    scenario = builder.record(model.ScenarioRef)
+    scenario["properties"].update(
+        sequences={"type": "array", "items": {"type": "string"},
+                   "description": "the sequences every candidate was measured over"},
+        backend={"type": "string"})
+    scenario["required"] = list(scenario["properties"])
+    builder.defs["SuggestScenario"] = scenario
+    suggestion = builder.record(sug.Suggestion)["properties"]
+    evaluation_ref = {"$ref": "#/$defs/Evaluation"}
+    body = obj({
+        "schema_version": {**_version(), "const": sug.SCHEMA_VERSION},
+        "tool": builder.ref(model.Tool),
+        "environment": builder.ref(model.Environment),
+        "scenario": {"$ref": "#/$defs/SuggestScenario"},
+        "locations": {"type": "array", "items": builder.ref(sug.Location),
+                      "description": "every (argument, dim) whose size varies"},
+        "search": suggestion["search"],
+        "budget": suggestion["budget"],
+        "evaluations": {"type": "integer", "description": "candidates measured"},
+        "optimal": suggestion["optimal"],
+        "complete": suggestion["complete"],
+        "recommendation": {**nullable({"$ref": "#/$defs/Recommendation"}),
+                           "description": "null: no candidate ran"},
+        "necessity": {"type": "array", "items": builder.ref(sug.Necessity),
+                      "description": "per mark of the recommendation, the measured run that "
+                                     "shows it is needed"},
+        "checks": {**nullable(obj({"with": evaluation_ref, "without": nullable(evaluation_ref),
+                                   "verdict": {"type": ["string", "null"]}})),
+                   "description": suggestion["checks_with"].get("description", "")},
+        "candidates": {**suggestion["candidates"], "items": evaluation_ref},
+        "unfixable": {"type": "array", "items": builder.ref(sug.Unfixable),
+                      "description": "recompiles no measured marking removed"},
+        "change": {**nullable(builder.ref(sug.Change)),
+                   "description": "the recommendation as code, environment and YAML"},
+        "notes": suggestion["notes"],
+    })
+    return _document("recompile-probe suggestion",
+                     "What `recompile-probe suggest --format json` writes.", body, builder)
+
+
 #: name -> builder, as `recompile-probe schema NAME` and the shipped files name them
 SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "scenario": scenario_schema,
@@ -620,6 +710,7 @@ SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "check": check_bundle_schema,
     "watch": watch_schema,
     "explain": explain_schema,
+    "suggest": suggest_schema,
 }
 
 

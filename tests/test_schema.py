@@ -239,11 +239,20 @@ USER = "target: user_targets.py:scale_shift\ninputs: [{shape: [B, 8]}, {shape: [
     USER.replace("[B, 8]}", "[B, 8], fill: 'randint(0)'}"),
     USER.replace("[B, 8]}", "[B, 8], requires_grad: yes please}"),
     USER + "batch_dims: {0: [0]}\n",
+    BASE + "custom_strategies: {mine: {marks: [{argument: 0, dim: 0, kind: unbaked}]}}\n",
+    BASE + "custom_strategies: {mine: {marks: [{argument: 0, kind: unbacked}]}}\n",
 ], ids=lambda t: t.splitlines()[-1][:40])
 def test_schema_and_validator_both_refuse(write_scenario, text):
     with pytest.raises(ScenarioError):
         scenario.load(write_scenario(text))
     assert errors(schema.scenario_schema(), as_json(yaml.safe_load(text)))
+
+
+def test_marks_of_a_custom_strategy_validate(write_scenario):
+    text = USER + ("custom_strategies:\n  mine:\n    marks: [{argument: 0, dim: 0, kind: unbacked},"
+                   " {argument: 1, dim: 0, kind: dynamic}]\n")
+    assert scenario.load(write_scenario(text)).custom_strategies["mine"].marks
+    assert errors(schema.scenario_schema(), as_json(yaml.safe_load(text))) == []
 
 
 # --- reports: real ones, from the command line ----------------------------------------------------
@@ -357,6 +366,18 @@ def test_watch_json_validates(tmp_path):
     assert data["kind"] == "watch" and data["processes"] and "totals" in data
     assert all("pid" in e for e in data["events"])
     assert errors(schema.watch_schema(strict=True), data) == []
+
+
+@pytest.mark.slow
+def test_suggest_json_validates(write_scenario):
+    path = write_scenario("target: user_targets.py:double\ninputs: [{shape: [B, 4]}]\n"
+                          "sequences: {s: [1, 2, 3]}\nrepeats: 0\n")
+    result = CliRunner().invoke(app, ["suggest", str(path), "-q", "-f", "json", "--budget", "4",
+                                      "-o", str(path.with_suffix(".json"))])
+    assert result.exit_code == 0, result.output
+    data = json.loads(path.with_suffix(".json").read_text())
+    assert data["recommendation"]["marks"] and data["necessity"] and data["change"]
+    assert errors(schema.suggest_schema(strict=True), data) == []
 
 
 def test_library_reports_and_saved_fixtures_validate():
