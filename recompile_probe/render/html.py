@@ -57,6 +57,7 @@ th,td{padding:3px 9px;border-bottom:1px solid var(--line);vertical-align:top;tex
 th{background:var(--alt);font-weight:600;white-space:nowrap}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.winner td{font-weight:700;color:var(--win)}tr.unsupported td{color:var(--muted)}
+table.reasons td.mono{white-space:nowrap}
 td.recompiles,td.bad,.bad{color:var(--bad);font-weight:600}td.warn{color:var(--warn);font-weight:600}
 .scroll{overflow-x:auto;max-width:100%}
 .kind{display:inline-block;padding:0 7px;border-radius:9px;background:#ddf4ff;color:#0550ae;

@@ -315,8 +315,6 @@ def test_default_scenario_in_a_browser(chromium, default_report, tmp_path):
     width, height, seen, inked = colours(png)
     assert (width, height) == (WIDTH, HEIGHT)
     assert len(seen) > 20 and inked > 0.02, (len(seen), inked)
-    if os.environ.get("RECOMPILE_PROBE_SCREENSHOT"):  # docs/html-report.png is made this way
-        Path(os.environ["RECOMPILE_PROBE_SCREENSHOT"]).write_bytes(png)
 
 
 def test_several_symbols_in_a_browser(chromium, symbols_report, tmp_path):
