@@ -172,3 +172,59 @@ def test_marker_counts_only_tensor_dims():
         mark((chunks, x), {0: (0,), 1: (0, 1)})
         assert mark.marked == {(1, 0), (1, 1)}
     assert _marking(x) == {}
+
+
+# --- marks: one (argument, dim) at a time, as `suggest` writes them --------------------------
+
+MARKS_SCENARIO = """
+target: logprobs.count_greater_than
+sequences: {rl: [1, 2, 8]}
+backend: eager
+strategies: [x_only]
+custom_strategies:
+  x_only:
+    marks:
+      - {argument: 0, dim: 0, kind: unbacked}
+"""
+
+
+def test_location_marks_mark_exactly_that_dim(tmp_path):
+    """Only x's batch dim unbacked: values still recompiles; the graphs equal a CompileCounter
+    with the same single mark done by hand."""
+    path = tmp_path / "marks.yaml"
+    path.write_text(MARKS_SCENARIO)
+    loaded = scenario_mod.load(path)
+    assert loaded.strategy("x_only").marks == (strategies_mod.LocationMark(0, 0, "unbacked"),)
+    report = run_scenario(loaded)
+    (run,) = report.runs
+    target = loader.load(loaded)
+    graphs, error = hand_count(target.fn, target.make_args, [1, 2, 8],
+                               mark=torch._dynamo.decorators.mark_unbacked,
+                               batch_dims={0: [0]})
+    assert error is None and run.status == "ok"
+    assert run.graphs == graphs
+    assert run.marked_dims == 1
+    both, _ = hand_count(target.fn, target.make_args, [1, 2, 8],
+                         mark=torch._dynamo.decorators.mark_unbacked, batch_dims={0: [0], 1: [0]})
+    assert both < graphs  # the other mark matters: the single mark really was a single mark
+
+
+@pytest.mark.parametrize("entry, fragment", [
+    ("{argument: 0, dim: 0, kind: unbaked}", "unknown mark 'unbaked'"),
+    ("{argument: 0, kind: unbacked}", "missing dim"),
+    ("{argument: 0, dim: -1, kind: dynamic}", "non-negative"),
+    ("{argument: '0[', dim: 0, kind: dynamic}", "cannot read the argument path"),
+    ("{argument: 0, dim: 0, kind: dynamic, min: 2}", "unknown key 'min'"),
+])
+def test_malformed_marks_exit_2_at_their_line(tmp_path, entry, fragment):
+    from typer.testing import CliRunner
+
+    from recompile_probe.cli import app
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(MARKS_SCENARIO.replace("{argument: 0, dim: 0, kind: unbacked}", entry))
+    result = CliRunner().invoke(app, ["run", str(path), "--quiet"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert fragment in result.output, result.output
+    assert f"{path}:9" in result.output, result.output
