@@ -32,8 +32,8 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 #: identifiers as the validator accepts them (ASCII: JSON Schema patterns are ECMA-262 regexes)
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 #: an argument path: 0, input_ids, past_key_values.key_cache[*], batch["pixel_values"] (sizes.py)
-_PATH = (r"^\s*(?:\d+|" + _IDENT + r")(?:\." + _IDENT + r"|\[-?\d+\]|\[\*\]|\[\"[^\"']*\"\]"
-         r"|\['[^\"']*'\])*\s*$")
+_PATH = ("^\\s*(?:\\d+|" + _IDENT + ")(?:\\." + _IDENT + "|\\[-?\\d+\\]|\\[\\*\\]"
+         "|\\[\"[^\"']*\"\\]|\\['[^\"']*'\\])*\\s*$")  # no \" escapes: invalid in ECMA u-mode
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 

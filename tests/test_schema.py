@@ -61,6 +61,33 @@ def test_schemas_are_valid_draft_2020_12(name):
         assert built["$schema"] == "https://json-schema.org/draft/2020-12/schema"
 
 
+def _patterns(node):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "pattern":
+                yield value
+            yield from _patterns(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _patterns(value)
+
+
+def test_patterns_are_ecma_262_regexes():
+    """Editors (yaml-language-server, ajv) compile patterns as JavaScript regexes with the u
+    flag: no Python-only syntax, no escaped quotes."""
+    patterns = sorted({p for build in schema.SCHEMAS.values() for p in _patterns(build())})
+    assert patterns
+    for pattern in patterns:
+        re.compile(pattern)
+        assert not re.search(r"\(\?P|\\[\"'AZ]|\(\?[aiLmsux]", pattern), pattern
+    node = shutil.which("node")
+    if node:  # the real thing where Node.js is installed
+        code = "for (const p of JSON.parse(process.argv[1])) new RegExp(p, 'u');"
+        result = subprocess.run([node, "-e", code, json.dumps(patterns)], capture_output=True,
+                                text=True)
+        assert result.returncode == 0, result.stderr
+
+
 def test_schemas_and_the_command_need_no_torch(tmp_path):
     code = ("import sys; sys.modules['torch'] = None\n"
             "from recompile_probe import schema\n"
