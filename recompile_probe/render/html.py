@@ -58,12 +58,15 @@ th{background:var(--alt);font-weight:600;white-space:nowrap}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.winner td{font-weight:700;color:var(--win)}tr.unsupported td{color:var(--muted)}
 table.reasons td.mono{white-space:nowrap}
-td.recompiles,td.bad,.bad{color:var(--bad);font-weight:600}td.warn{color:var(--warn);font-weight:600}
+td.recompiles,td.bad,.bad{color:var(--bad);font-weight:600}
+td.warn{color:var(--warn);font-weight:600}
 .scroll{overflow-x:auto;max-width:100%}
 .kind{display:inline-block;padding:0 7px;border-radius:9px;background:#ddf4ff;color:#0550ae;
 font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;white-space:nowrap}
 .verdict{margin:12px 0;padding:8px 12px;border-left:4px solid var(--win);background:#f0fff4}
 .note{margin:8px 0;padding:6px 12px;border-left:4px solid var(--warn);background:#fff8c5}
+.totals{margin:8px 0;padding:6px 12px;border-left:4px solid var(--line);background:var(--alt);
+font-weight:600}
 .alert{margin:8px 0;padding:6px 12px;border-left:4px solid var(--bad);background:#ffebe9}
 details{margin:6px 0}summary{cursor:pointer;font-weight:600}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;align-items:center;margin:4px 0}
@@ -486,7 +489,7 @@ def functions(report: WatchReport, *, top: int = TOP_FUNCTIONS, **_: object) -> 
                                               if others else
                                               "No torch.compile activity was recorded.") + "</p>")
     else:
-        body.append(f'<p class="verdict">{_e(fn.totals(report))}</p>')
+        body.append(f'<p class="totals">{_e(fn.totals(report))}</p>')
         body += _functions_section(report.functions, fn.HEADERS, fn._row, top)
     if others:
         body.append(f"<h2>Child processes ({len(others)}), each with its own compile ids</h2>")
@@ -498,7 +501,7 @@ def functions(report: WatchReport, *, top: int = TOP_FUNCTIONS, **_: object) -> 
                                                top))
             body.append(f"<details{' open' if i < 3 else ''} class=\"process\"><summary>"
                         f"{_e(fn.label(p))}</summary>{inner}</details>")
-        body.append(f'<p class="verdict">{_e(fn.all_totals(report))}</p>')
+        body.append(f'<p class="totals">{_e(fn.all_totals(report))}</p>')
     body.append(_environment(report.tool, report.environment, [
         ("source", report.source), ("kind", report.kind),
         ("exit code", cells.num(report.exit_code)),
