@@ -172,6 +172,8 @@ def discover(scenario: Scenario, target: Any, sequences: dict[str, tuple[Point, 
     paths: dict[ArgPath, None] = {}
     for _, shapes in observed:
         paths.update(dict.fromkeys(shapes))
+    declared = {(dynamo_source(ref.path, target.param_names, target.var_keyword), d): ref.symbol
+                for ref in target.dims for d in ref.dims}
     locations: list[Location] = []
     for path in paths:
         seen = [(point, shapes[path]) for point, shapes in observed if path in shapes]
@@ -190,9 +192,11 @@ def discover(scenario: Scenario, target: Any, sequences: dict[str, tuple[Point, 
                 continue
             argument: int | str = path.head if isinstance(path.head, int) and not path.steps \
                 else str(path)
-            locations.append(Location(
-                argument, dim, _symbol_of(values, [p for p, _ in seen], scenario.symbols), name,
-                dynamo_source(path, target.param_names, target.var_keyword), distinct))
+            source = dynamo_source(path, target.param_names, target.var_keyword)
+            # `dims:` says which symbol moves it; else the one symbol its sizes follow
+            symbol = declared.get((source, dim)) or _symbol_of(
+                values, [p for p, _ in seen], scenario.symbols)
+            locations.append(Location(argument, dim, symbol, name, source, distinct))
     return tuple(locations), tuple(notes)
 
 
