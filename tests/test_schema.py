@@ -108,6 +108,8 @@ def test_schema_command():
     assert result.stdout == schema.shipped_path("report").read_text(encoding="utf-8")
     result = runner.invoke(app, ["schema", "check", "--path"])
     assert result.exit_code == 0 and Path(result.stdout.strip()) == schema.shipped_path("check")
+    help_text = runner.invoke(app, ["schema", "--help"]).output
+    assert all(name in help_text for name in schema.SCHEMAS), help_text
     result = runner.invoke(app, ["schema", "scenaro"])
     assert result.exit_code == 2
     assert "unknown schema 'scenaro'" in result.output and "Did you mean 'scenario'" in \

@@ -15,7 +15,8 @@ from .common import DEBUG_OPTION, app, err, errors_to_exit, write_atomic
              "completion and checks as you type) or of a JSON report; no torch needed.")
 def schema(
     name: str = typer.Argument(..., help="scenario | report (run) | check (check --json) | "
-                               "watch (watch, summarize) | explain", show_default=False),
+                               "watch (watch, summarize) | explain | suggest",
+                               show_default=False),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
     path: bool = typer.Option(False, "--path", help="Print where the copy shipped in the "
                               "package is instead (for a modeline or an editor setting)."),
