@@ -398,6 +398,24 @@ def test_watch_json_validates(tmp_path):
 
 
 @pytest.mark.slow
+def test_shard_reports_and_their_merge_validate(tmp_path):
+    (tmp_path / "gate.yaml").write_text(GATE.replace("[default]", "[default, static]"))
+    runner = CliRunner()
+    shards = [tmp_path / f"shard{k}.json" for k in (1, 2)]
+    for k, shard in enumerate(shards, 1):
+        result = runner.invoke(app, ["check", str(tmp_path / "gate.yaml"), "-q", "--shard",
+                                     f"{k}/2", "--json", str(shard)])
+        assert result.exit_code in (0, 1), result.output
+    merged = tmp_path / "merged.json"
+    result = runner.invoke(app, ["merge", *map(str, shards), "-o", str(merged)])
+    assert result.exit_code == 0, result.output
+    for path in (*shards, merged):
+        data = json.loads(path.read_text())
+        assert ("shard" in data) == (path != merged)
+        assert errors(schema.check_bundle_schema(strict=True), data) == [], path
+
+
+@pytest.mark.slow
 def test_suggest_json_validates(write_scenario):
     path = write_scenario("target: user_targets.py:double\ninputs: [{shape: [B, 4]}]\n"
                           "sequences: {s: [1, 2, 3]}\nrepeats: 0\n")
