@@ -535,16 +535,12 @@ def check_bundle_schema(strict: bool = False) -> dict[str, Any]:
     }
     if strict:
         bundle["additionalProperties"] = False
+    builder.defs["Bundle"] = bundle
     return _document("recompile-probe check results",
                      "What `recompile-probe check --json` writes: the report itself for one "
                      "scenario, a bundle of reports for several.",
                      {"oneOf": [{"$ref": "#/$defs/Report"}, {"$ref": "#/$defs/Bundle"}]},
-                     _with(builder, Bundle=bundle))
-
-
-def _with(builder: _Builder, **defs: Any) -> _Builder:
-    builder.defs.update(defs)
-    return builder
+                     builder)
 
 
 def watch_schema(strict: bool = False) -> dict[str, Any]:
