@@ -9,17 +9,30 @@ Markers: ``max_recompiles(n)``, ``max_compiles(n)``; ``reset=True`` on either ca
 torch._dynamo.reset() first, so earlier tests cannot have warmed the cache. The fixture
 ``recompile_recorder`` yields the live Recording. ``--recompile-report FILE`` writes each test's
 figures as JSON. Loading the plugin imports no torch.
+
+Scenario files as test items: ``--recompile-scenarios DIR_OR_FILE...`` and every file matching
+the ini option ``recompile_scenarios`` (default ``recompile_*.yaml recompile_*.yml``) under the
+rootdir give one item per scenario x sequence x strategy. An item runs exactly what ``check
+--shard`` runs for that one run and judges it with the same budgets (check.judge): it fails with
+check's violation table when a budget breaks, is skipped when the strategy is unsupported in this
+torch and no budget says otherwise, and passes otherwise. Items are independent (every run resets
+Dynamo and computes its own eager reference), so pytest-xdist may spread them anywhere.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
 import json
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
 MARKERS = {"max_recompiles": "recompiles", "max_compiles": "compiles"}
 _FIGURES = pytest.StashKey[dict]()
+SCENARIO_PATTERNS = ["recompile_*.yaml", "recompile_*.yml"]
+SCENARIO_SUFFIXES = (".yaml", ".yml")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -27,6 +40,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--recompile-report", metavar="FILE", default=None,
                     help="write each test's torch.compile figures (compiles, recompiles, "
                          "graphs, reasons per function) to FILE as JSON")
+    group.addoption("--recompile-scenarios", nargs="+", action="extend", default=[],
+                    metavar="DIR_OR_FILE",
+                    help="collect these scenario files (or every *.yaml/*.yml below these "
+                         "directories) as tests: one per scenario x sequence x strategy")
+    parser.addini("recompile_scenarios", type="args", default=SCENARIO_PATTERNS,
+                  help="file name patterns of scenario files collected as tests under the "
+                       "rootdir (default: recompile_*.yaml recompile_*.yml; empty: none)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -34,7 +54,19 @@ def pytest_configure(config: pytest.Config) -> None:
                             "torch.compile recompiles more than n times during it")
     config.addinivalue_line("markers", "max_compiles(n, reset=False): fail the test when "
                             "Dynamo compiles more than n times during it")
+    config.addinivalue_line("markers", "recompile_probe: a scenario run collected from a "
+                            "scenario file (select with -m recompile_probe)")
     config._recompile_results = []  # type: ignore[attr-defined]
+    config._recompile_markers = set()  # type: ignore[attr-defined]
+    # Explicit scenario paths become collection arguments unless one already covers them (pytest
+    # walks only its arguments); xdist workers re-read the same command line and do the same.
+    for raw in config.getoption("recompile_scenarios") or ():
+        path = Path(raw).resolve()
+        if not path.exists():
+            raise pytest.UsageError(f"--recompile-scenarios: {raw}: no such file or directory")
+        covered = [Path(a.split("::")[0]).resolve() for a in config.args]
+        if not any(path == c or c in path.parents for c in covered):
+            config.args.append(str(path))
 
 
 @pytest.fixture
@@ -69,6 +101,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # recompile-probe can never break a user's test session.
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    if isinstance(item, ScenarioItem):  # a probe run: it keeps its own figures
+        yield
+        return
     limits, reset = _limits(item)
     if not limits and item.config.getoption("recompile_report") is None:
         yield
@@ -81,8 +116,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         torch._dynamo.reset()
     with record() as recording:
         outcome = yield
-    figures = {"nodeid": item.nodeid, **recording.to_dict()}
-    item.config._recompile_results.append(figures)  # type: ignore[attr-defined]
+    _keep(item, {"nodeid": item.nodeid, **recording.to_dict()})
     if outcome.excinfo is not None:
         return  # the test failed on its own: that failure is the one to show
     broken = [f"{name}({limit}): {getattr(recording, MARKERS[name])} {MARKERS[name]}"
@@ -99,11 +133,134 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
                 raise
 
 
+def _keep(item: pytest.Item, figures: dict) -> None:
+    """Figures for --recompile-report, with the item's place in the collection: xdist workers
+    finish in any order, the report keeps the collection's."""
+    try:
+        order = item.session.items.index(item)
+    except ValueError:
+        order = len(item.session.items)
+    item.config._recompile_results.append((order, figures))  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """xdist controller: a worker's figures arrive as it goes down."""
+    output = getattr(node, "workeroutput", None) or {}
+    if "recompile_results" in output:
+        node.config._recompile_results.extend(
+            tuple(pair) for pair in json.loads(output["recompile_results"]))
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     path = session.config.getoption("recompile_report")
     if path is None:
         return
     results = getattr(session.config, "_recompile_results", [])
+    if hasattr(session.config, "workeroutput"):  # an xdist worker: the controller writes
+        session.config.workeroutput["recompile_results"] = json.dumps(results)
+        return
+    tests = [figures for _, figures in sorted(results, key=lambda pair: pair[0])]
     with open(path, "w", encoding="utf-8") as handle:
-        json.dump({"schema_version": 1, "tests": results}, handle, indent=2)
+        json.dump({"schema_version": 1, "tests": tests}, handle, indent=2)
         handle.write("\n")
+
+
+# --- scenario files as items ---------------------------------------------------------------------
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix not in SCENARIO_SUFFIXES:
+        return None
+    config = parent.config
+    resolved = file_path.resolve()
+    explicit = [Path(raw).resolve() for raw in config.getoption("recompile_scenarios") or ()]
+    wanted = any(resolved == p or p in resolved.parents for p in explicit)
+    if not wanted and config.rootpath.resolve() in resolved.parents:
+        relative = resolved.relative_to(config.rootpath.resolve()).as_posix()
+        wanted = any(fnmatch.fnmatch(relative if "/" in pattern else file_path.name, pattern)
+                     for pattern in config.getini("recompile_scenarios"))
+    return ScenarioFile.from_parent(parent, path=file_path) if wanted else None
+
+
+class ScenarioFile(pytest.File):
+    """A scenario YAML: one item per sequence x strategy, in `check`'s report order."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from .errors import ProbeError
+        from .scenario import load  # no torch
+
+        try:
+            scenario = load(self.path)
+        except ProbeError as exc:
+            raise self.CollectError(str(exc)) from None
+        registered = self.config._recompile_markers  # type: ignore[attr-defined]
+        for sequence in scenario.points:
+            for strategy in scenario.strategies:
+                if strategy not in registered:  # so --strict-markers accepts custom strategies
+                    registered.add(strategy)
+                    self.config.addinivalue_line("markers", f"{strategy}: scenario runs of "
+                                                 f"the {strategy} strategy")
+                item = ScenarioItem.from_parent(
+                    self, name=f"{scenario.name}[{sequence}-{strategy}]", scenario=scenario,
+                    sequence=sequence, strategy=strategy)
+                item.add_marker("recompile_probe")
+                item.add_marker(strategy)
+                yield item
+
+
+class ScenarioFailure(Exception):
+    """A broken budget, or a scenario that could not run: the text is check's own output."""
+
+
+class ScenarioItem(pytest.Item):
+    """One (scenario, sequence, strategy) run, judged by the scenario's budgets."""
+
+    def __init__(self, *, scenario: Any, sequence: str, strategy: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario, self.sequence, self.strategy = scenario, sequence, strategy
+
+    def runtest(self) -> None:
+        from . import check as check_mod
+        from .render import outcome as outcome_mod
+
+        key = (self.scenario.name, self.sequence, self.strategy)
+        outcome = check_mod.run_check([self.scenario], runs={key})
+        if outcome.interrupted:
+            raise KeyboardInterrupt
+        width = 240  # as check in CI logs: never fold a recompile reason
+        figures = {"nodeid": self.nodeid, "scenario": self.scenario.name,
+                   "path": self.scenario.path, "sequence": self.sequence,
+                   "strategy": self.strategy}
+        if outcome.failures:
+            _keep(self, {**figures, "verdict": "failed", "error": outcome.failures[0][1].message,
+                         "run": None})
+            raise ScenarioFailure(outcome_mod.render(outcome, width=width))
+        (run,) = outcome.reports[0].runs
+        verdict = ("failed" if run.violations else
+                   "skipped" if run.status == "unsupported" else "passed")
+        _keep(self, {**figures, "verdict": verdict, "run": dataclasses.asdict(run)})
+        if run.violations:
+            raise ScenarioFailure(outcome_mod.render(outcome, width=width))
+        if verdict == "skipped":
+            why = f": {run.error.message}" if run.error else ""
+            message = f"{self.strategy} is unsupported in this torch{why}"
+            try:  # reported at the scenario file, not at this plugin's line
+                raise pytest.skip.Exception(message, _use_item_location=True)
+            except TypeError:  # a pytest without the keyword
+                pytest.skip(message)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        if isinstance(excinfo.value, ScenarioFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        line = self.scenario.line_of("strategies") or self.scenario.line_of("target") or 1
+        return self.path, line - 1, self.name  # 0-based, as pytest wants it
+
+    def add_report_section(self, when: str, key: str, content: str) -> None:
+        # Captured logs would be torch's own (Dynamo's recompiles log, structured-trace records
+        # at DEBUG): the violation table already gives every reason. Output is kept.
+        if key != "log":
+            super().add_report_section(when, key, content)

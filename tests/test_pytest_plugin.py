@@ -118,3 +118,128 @@ def test_nested(recompile_recorder):
     result.stdout.fnmatch_lines(["*max_recompiles(0): 1 recompiles*"])
     (test,) = json.loads(report.read_text())["tests"]
     assert (test["compiles"], test["recompiles"]) == (2, 1)
+
+
+# --- scenario files as items ---------------------------------------------------------------------
+
+GATE = '''
+name: gate
+target: logprobs.count_greater_than
+params: {vocab_size: 64}
+sequences: {rl: [1, 2, 8]}
+strategies: [mark_unbacked, default, as_is]
+repeats: 3
+expect:
+  mark_unbacked: {max_recompiles: 0}
+  default: {max_recompiles: 0}
+'''
+
+
+def test_scenario_items_pass_fail_and_skip_with_check_s_verdicts(pytester, tmp_path):
+    from conftest import hand_count
+    from recompile_probe.targets.logprobs import count_greater_than
+
+    import torch
+
+    pytester.makefile(".yaml", recompile_gate=GATE)  # collected by its name alone
+    report = tmp_path / "items.json"
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs",
+                                           f"--recompile-report={report}")
+    result.assert_outcomes(passed=1, failed=1, skipped=1)
+    result.stdout.fnmatch_lines([
+        "*_ gate[[]rl-default[]] _*",
+        "Budget violations",
+        "*gate*rl*default*max_recompiles*≤ 0*1*call 1 (B 1 → 2): 0/0: tensor 'x' size mismatch "
+        "at index 0. expected 1, actual 2*",
+        "*1 budgets checked: 1 violated*",
+        "SKIPPED [[]1[]] recompile_gate.yaml*as_is is unsupported in this torch: the target is "
+        "not torch.compile'd*",
+    ])
+    assert "Captured log" not in result.stdout.str()
+    tests = {t["strategy"]: t for t in json.loads(report.read_text())["tests"]}
+    assert {s: t["verdict"] for s, t in tests.items()} == {
+        "mark_unbacked": "passed", "default": "failed", "as_is": "skipped"}
+    # the figures are Dynamo's: an independent CompileCounter over the same op and sequence
+    make = lambda b: (torch.randn(b, 64), torch.randn(b, 1))  # noqa: E731
+    graphs, _ = hand_count(count_greater_than, make, (1, 2, 8))
+    assert tests["default"]["run"]["compiles"] == graphs == 2
+    assert tests["default"]["run"]["recompiles"] == graphs - 1
+    marked, _ = hand_count(count_greater_than, make, (1, 2, 8), batch_dims={0: [0], 1: [0]},
+                           mark=torch._dynamo.decorators.mark_unbacked)
+    assert tests["mark_unbacked"]["run"]["compiles"] == marked == 1
+    assert tests["default"]["run"]["violations"][0]["budget"] == "max_recompiles"
+
+
+def test_scenario_items_markers_ini_patterns_and_explicit_paths(pytester):
+    pytester.makefile(".yaml", recompile_gate=GATE)
+    pytester.mkdir("ci").joinpath("gate2.yaml").write_text(GATE.replace("name: gate",
+                                                                        "name: gate2"))
+    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q",
+                                      "-m", "recompile_probe and default", "--strict-markers")
+    r.stdout.fnmatch_lines(["recompile_gate.yaml::gate[[]rl-default[]]", "*1/3 tests*"])
+    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q",
+                                      "--recompile-scenarios", "ci")
+    r.stdout.fnmatch_lines(["*6 tests collected*"])
+    assert "ci/gate2.yaml::gate2[rl-as_is]" in r.stdout.str()
+    pytester.makeini("[pytest]\nrecompile_scenarios = ci/*.yaml\n")
+    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q")
+    r.stdout.fnmatch_lines(["*3 tests collected*"])
+    assert "gate2" in r.stdout.str() and "recompile_gate" not in r.stdout.str()
+    pytester.path.joinpath("recompile_bad.yaml").write_text("target: nope.nothing\n")
+    pytester.makeini("[pytest]\n")
+    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q")
+    assert r.ret != 0
+    r.stdout.fnmatch_lines(["*recompile_bad.yaml*"])
+    assert "Traceback" not in r.stdout.str()
+
+
+@pytest.mark.slow
+def test_xdist_items_equal_serial_items_and_check_for_every_shipped_config(pytester, monkeypatch):
+    """Every shipped config (inductor.yaml on the eager backend to keep it quick; nothing else
+    shortened): serial pytest, `pytest -n 2` and `check` agree on every run's counts, status,
+    reasons and violations (timings and per-process ids excluded: shard.comparable)."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from recompile_probe import check, shard
+    from recompile_probe.model import reports_from_json, run_from_dict
+
+    pytest.importorskip("xdist")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    configs = pytester.path / "configs"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "configs", configs)
+    ind = configs / "inductor.yaml"
+    ind.write_text(ind.read_text().replace("backend: {name: inductor}", "backend: eager"))
+    outcomes, runs = {}, {}
+    for mode, extra in (("serial", []), ("xdist", ["-n", "2"])):
+        out = pytester.path / f"{mode}.json"
+        r = pytester.runpytest_subprocess("-p", "no:cacheprovider", *extra,
+                                          "--recompile-scenarios", "configs",
+                                          f"--recompile-report={out}")
+        outcomes[mode] = r.parseoutcomes()
+        tests = json.loads(out.read_text())["tests"]
+        runs[mode] = [(t["nodeid"], t["verdict"], _comparable(run_from_dict(t["run"])))
+                      for t in tests]
+    assert outcomes["serial"] == {k: v for k, v in outcomes["xdist"].items()
+                                  if k in outcomes["serial"]}
+    assert runs["serial"] == runs["xdist"]
+    assert len(runs["serial"]) == len(shard.plan(check.load_all([configs], None, None)))
+    live = subprocess.run([sys.executable, "-m", "recompile_probe", "check", "configs", "-q",
+                           "--json", "live.json"], cwd=pytester.path, capture_output=True,
+                          text=True)
+    checked = [_comparable(run) for rep in reports_from_json(
+        (pytester.path / "live.json").read_text()) for run in rep.runs]
+    assert [c for _, _, c in runs["serial"]] == checked
+    assert [v for _, v, _ in runs["serial"]].count("failed") == sum(
+        bool(c["violations"]) for c in checked)
+    assert live.returncode == (1 if any(c["violations"] for c in checked) else 0)
+
+
+def _comparable(run):
+    from recompile_probe import shard
+    from recompile_probe.model import Environment, Report, ScenarioRef, Tool
+
+    report = Report(Tool("", ""), Environment(None, "", ""), ScenarioRef("", None), (run,))
+    return shard.comparable(report)["runs"][0]
