@@ -73,3 +73,58 @@ def torch_at_least(version: str) -> bool:
         return tuple(int(p) for p in v.split("+")[0].split(".")[:2])
 
     return parts(torch.__version__) >= parts(version)
+
+
+# --- every JSON report a test writes validates against the shipped schema -------------------------
+
+def _schema_for(doc):
+    """The schema name of a document the tool writes (schema_version 1), else None."""
+    if not isinstance(doc, dict) or doc.get("schema_version") != 1:
+        return None
+    if "recommendation" in doc and "evaluations" in doc:
+        return "suggest"
+    if "functions" in doc:
+        return "watch"
+    if "explanations" in doc:
+        return "explain"
+    if "reports" in doc:
+        return "check"
+    if "runs" in doc:
+        return "report"
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _reports_validate(request):
+    """After each test that used tmp_path: every report it left there must validate (the JSON
+    Schemas' promise: "schema report validates every report the tests write"). A test about
+    malformed reports opts out with @pytest.mark.invalid_reports."""
+    yield
+    tmp = request.node.funcargs.get("tmp_path")
+    if tmp is None or request.node.get_closest_marker("invalid_reports"):
+        return
+    try:
+        import jsonschema
+    except ImportError:  # the dev extra brings it; a bare install still runs the suite
+        return
+    import json
+
+    from recompile_probe.schema import SCHEMAS
+
+    for path in sorted(Path(tmp).rglob("*.json")):
+        if path.stat().st_size > 20_000_000:
+            continue
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            continue
+        name = _schema_for(doc)
+        if name is None:
+            continue
+        errors = sorted(jsonschema.Draft202012Validator(_SCHEMA_CACHE.setdefault(
+            name, SCHEMAS[name]())).iter_errors(doc), key=lambda e: list(e.path))
+        assert not errors, (f"{path.name} does not validate against the {name} schema: "
+                            + "; ".join(f"{list(e.path)}: {e.message[:200]}" for e in errors[:5]))
+
+
+_SCHEMA_CACHE: dict = {}
