@@ -55,7 +55,8 @@ def suggest(
         files = Artefacts({"output": output, "json": json_out, "markdown": markdown})
         files.check()
         loaded = scenario_mod.with_overrides(scenario_mod.load(scenario), backend=backend)
-        if write and loaded.path is None:
+        # The built-in scenario has a path too (the package's configs/): never write into it.
+        if write and (scenario is None or loaded.path is None):
             raise UsageError("--write needs a scenario file", "Copy the built-in scenario "
                              "(configs/logprobs.yaml) and pass its path.")
         on_plan, on_measured = _progress(quiet)
