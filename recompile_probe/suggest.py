@@ -779,7 +779,11 @@ def write_into(path: Path, yaml_text: str, strategy: str) -> None:
     blocks = _split_blocks(yaml_text)
     for key, body in blocks.items():
         text = _add_to_mapping(text, key, body, path)
-    text = _add_to_list(text, "strategies", strategy, path)
+    import yaml
+
+    listed = (yaml.safe_load(original) or {}).get("strategies")
+    if not (isinstance(listed, list) and strategy in listed):  # a built-in may be listed already
+        text = _add_to_list(text, "strategies", strategy, path)
     write_atomic(path, text)
     try:
         scenario_mod.load(path)
