@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Collection
+from typing import Any, Callable, Collection
 
 from . import baseline as baseline_mod
 from . import budgets as budgets_mod
@@ -100,13 +100,15 @@ def run_check(
     on_start: Callable[[str, str], None] | None = None,
     on_run: Callable[[Run], None] | None = None,
     runs: Collection[tuple[str, str, str]] | None = None,
+    pool: Any = None,
 ) -> Outcome:
     """``runs``: only these (scenario name, sequence, strategy), e.g. a shard's; a scenario with
-    none of them is left out."""
+    none of them is left out. ``pool``: a ``session.open_pool`` (--jobs N) every scenario's runs
+    share, its workers reused from one scenario to the next."""
     outcome = Outcome(baseline_accepted=accept_baseline)
     for scenario in scenarios:
         try:
-            report = _run_some(scenario, runs, on_start, on_run)
+            report = _run_some(scenario, runs, on_start, on_run, pool)
         except ProbeError as exc:
             outcome.failures.append((scenario, exc))
             continue
@@ -123,14 +125,14 @@ def run_check(
 
 def _run_some(scenario: Scenario, runs: Collection[tuple[str, str, str]] | None,
               on_start: Callable[[str, str], None] | None,
-              on_run: Callable[[Run], None] | None) -> Report | None:
+              on_run: Callable[[Run], None] | None, pool: Any = None) -> Report | None:
     """The scenario's report, or the report of the selected runs only. Sequences that need the
     same strategies run as one part (one eager reference each, as unsharded); every run resets
     Dynamo, so a run's figures do not depend on which runs share its process."""
     from .session import run_scenario
 
     if runs is None:
-        return run_scenario(scenario, on_start=on_start, on_run=on_run)
+        return run_scenario(scenario, on_start=on_start, on_run=on_run, pool=pool)
     chosen = set(runs)
     groups: dict[tuple[str, ...], list[str]] = {}
     for sequence in scenario.points:
@@ -142,7 +144,7 @@ def _run_some(scenario: Scenario, runs: Collection[tuple[str, str, str]] | None,
     for strategies, sequences in groups.items():
         part = replace(scenario, strategies=strategies,
                        points={n: scenario.points[n] for n in sequences})
-        parts.append(run_scenario(part, on_start=on_start, on_run=on_run))
+        parts.append(run_scenario(part, on_start=on_start, on_run=on_run, pool=pool))
         if not parts[-1].complete:
             break
     if not parts:

@@ -197,16 +197,25 @@ def _figures(report: dict) -> dict:
             for r in report["runs"]}
 
 
+#: how each process mode is asked for: one process per strategy, or a pool of 2 reused workers
+MODES = {"process": ["--isolate", "process"], "jobs": ["--jobs", "2"]}
+
+
 @pytest.mark.skipif(not hasattr(os, "killpg"), reason="needs process groups")
-def test_hung_run_times_out_and_leaves_no_process_behind(gated, tmp_path):
+@pytest.mark.parametrize("mode", list(MODES))
+def test_hung_run_times_out_and_leaves_no_process_behind(gated, tmp_path, mode):
     """The gated strategy hangs on sequence b (in a child of the worker too): b becomes status
     error "Timeout"; its run a, which finished first, and every run of the next strategy keep
-    real figures; the child the target started is gone; the run exits 0."""
+    real figures; the child the target started is gone; the run exits 0. With --jobs the limit
+    is per run and the worker that ran out of time is replaced by a fresh one."""
     path, out = gated("[gated, default]"), tmp_path / "out.json"
-    done = subprocess.run(_cli(str(path), "--isolate", "process", "--timeout", "15", "-o",
+    done = subprocess.run(_cli(str(path), *MODES[mode], "--timeout", "15", "-o",
                                str(out)), capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
+    timed_out = next(r for r in report["runs"] if r["error"])
+    assert ("the run did not" if mode == "jobs" else "the strategy did not") in \
+        timed_out["error"]["message"]
     a, b = _hand(tmp_path, [1, 2]), _hand(tmp_path, [3, 4])
     assert _figures(report) == {
         ("a", "gated"): ("ok", a[0], a[0], None),
@@ -218,14 +227,24 @@ def test_hung_run_times_out_and_leaves_no_process_behind(gated, tmp_path):
     assert not _running(child), "the timed-out worker's child process was left running"
 
 
-def _interrupt_at_the_gate(tmp_path: Path, argv: list[str]) -> tuple[int, str]:
+def _interrupt_at_the_gate(tmp_path: Path, argv: list[str], finished: int = 0
+                           ) -> tuple[int, str]:
     """Start the CLI in a process group of its own (as a terminal does), send the group SIGINT
-    once the gate blocks (so at least one run has finished), return (exit code, stderr)."""
+    once the gate blocks (so at least one run has finished) and the --output file (rewritten
+    after every finished run) holds ``finished`` runs, return (exit code, stderr)."""
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
+    out = tmp_path / "out.json"
+
+    def saved() -> int:
+        try:
+            return len(json.loads(out.read_text())["runs"])
+        except (OSError, ValueError, KeyError):
+            return 0
+
     try:
         deadline = time.monotonic() + 120
-        while not (tmp_path / "blocked").exists():
+        while not (tmp_path / "blocked").exists() or saved() < finished:
             assert proc.poll() is None, proc.communicate()[1]
             assert time.monotonic() < deadline, "the gate was never reached"
             time.sleep(0.05)
@@ -239,13 +258,16 @@ def _interrupt_at_the_gate(tmp_path: Path, argv: list[str]) -> tuple[int, str]:
 
 
 @pytest.mark.skipif(not hasattr(os, "killpg"), reason="needs process groups")
-@pytest.mark.parametrize("isolate", ["inline", "process"])
+@pytest.mark.parametrize("isolate", ["inline", "process", "jobs"])
 def test_ctrl_c_keeps_the_finished_runs(gated, tmp_path, isolate):
     """Ctrl-C while the gated strategy is blocked on sequence b: exit 130, and the report holds
-    every run that finished, with Dynamo's own counts, marked incomplete, in both modes."""
+    every run that finished, with Dynamo's own counts, marked incomplete, in every mode. With
+    --jobs 2, gated a may still run beside the blocked b: Ctrl-C waits for the --output file to
+    hold the three finished runs."""
     path, out = gated("[default, gated]"), tmp_path / "out.json"
-    code, stderr = _interrupt_at_the_gate(tmp_path, _cli(str(path), "--isolate", isolate, "-o",
-                                                         str(out)))
+    mode = ["--jobs", "2"] if isolate == "jobs" else ["--isolate", isolate]
+    code, stderr = _interrupt_at_the_gate(tmp_path, _cli(str(path), *mode, "-o", str(out)),
+                                          finished=3)
     assert code == 130 and "interrupted" in stderr, stderr
     report = json.loads(out.read_text())
     a, b = _hand(tmp_path, [1, 2]), _hand(tmp_path, [3, 4])
@@ -254,8 +276,9 @@ def test_ctrl_c_keeps_the_finished_runs(gated, tmp_path, isolate):
         ("b", "default"): ("ok", b[0], b[0], None),
         ("a", "gated"): ("ok", a[0], a[0], None)}  # finished inside the interrupted strategy
     assert report["complete"] is False
-    assert {r["isolation"] for r in report["runs"]} == {isolate}
-    if isolate == "process":  # inline, the child shares our group and got the SIGINT itself
+    assert {r["isolation"] for r in report["runs"]} == {"inline" if isolate == "inline"
+                                                       else "process"}
+    if isolate != "inline":  # inline, the child shares our group and got the SIGINT itself
         assert not _running(int((tmp_path / "child.pid").read_text()))
 
 
@@ -272,22 +295,24 @@ def test_ctrl_c_during_explain_exits_130_with_the_finished_runs(gated, tmp_path)
     assert costs == {("a", "default"): a[0], ("b", "default"): b[0], ("a", "gated"): a[0]}
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
 @pytest.mark.parametrize("debug", [True, False])
-def test_debug_reaches_the_worker(gated, capsys, debug):
+def test_debug_reaches_the_worker(gated, capsys, debug, jobs):
     """--debug keeps torch's own error logs in the worker, relayed to our stderr; without it the
-    worker silences them as inline mode does."""
+    worker silences them as inline mode does. The same with --jobs 2 (a pool worker)."""
     path = gated("[gated]")
     overrides = {"sequence": [1, 2]}  # below the gate's blocking sizes
     scenario = scenario_mod.with_overrides(scenario_mod.load(path), **overrides)
     report = run_scenario(scenario, isolate="process", timeout=120, overrides=overrides,
-                          debug=debug)
+                          debug=debug, jobs=jobs)
     assert [r.status for r in report.runs] == ["ok"]
     err = capsys.readouterr().err
     assert ("[worker gated]" in err and "LOGGED-UNDER-GATE b=2" in err) is debug, err
     assert "LOGGED-UNDER-GATE" not in err or debug, err
 
 
-def test_debug_shows_the_workers_traceback_of_a_fatal_error(write_scenario, capsys):
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_debug_shows_the_workers_traceback_of_a_fatal_error(write_scenario, capsys, jobs):
     path = write_scenario("""
         target: user_targets.py:eager_fails
         inputs: [{shape: [B, 4]}]
@@ -295,7 +320,8 @@ def test_debug_shows_the_workers_traceback_of_a_fatal_error(write_scenario, caps
         strategies: [default]
     """)
     with pytest.raises(EagerFailure, match="bad target"):
-        run_scenario(scenario_mod.load(path), isolate="process", timeout=120, debug=True)
+        run_scenario(scenario_mod.load(path), isolate="process", timeout=120, debug=True,
+                     jobs=jobs)
     err = capsys.readouterr().err
     assert "[worker default] Traceback (most recent call last):" in err, err
     assert "[worker default] ValueError: bad target" in err, err

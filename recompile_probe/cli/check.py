@@ -46,17 +46,28 @@ def check(
     from_report: Optional[Path] = typer.Option(
         None, "--from-report", help="Run nothing: judge the budgets (and --baseline) on this "
         "saved report, e.g. merged shards. No torch needed."),
+    jobs: str = typer.Option(
+        "1", "--jobs", "-j", help="Worker processes running the runs side by side, reused "
+        "between runs and scenarios: a number or auto (one per core). Same verdicts."),
+    timeout: Optional[float] = typer.Option(
+        None, "--timeout", help="Seconds per run with --jobs N; past it the run is status "
+        "error."),
     quiet: bool = QUIET_OPTION,
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
         from .. import check as check_mod
+        from ..session import open_pool, parse_jobs
         from ..model import reports_to_json
         from ..render import junit as junit_mod
         from ..render import outcome as outcome_mod
 
         if update_baseline and baseline is None:
             raise UsageError("--update-baseline needs --baseline FILE")
+        workers = parse_jobs(jobs)
+        if timeout is not None and (workers == 1 or timeout <= 0):
+            raise UsageError("--timeout needs --jobs N (2 or more) and a positive number of "
+                             "seconds")
         files = Artefacts({"junit": junit, "markdown": markdown, "json": json_out,
                            "html": html_out, "baseline": baseline})
         files.check()
@@ -73,12 +84,17 @@ def check(
                 baseline=stored if stored is not None else ([] if update_baseline else None),
                 tolerance=tolerance, accept_baseline=update_baseline)
         else:
-            with progress(len(part.runs) if part else total, quiet) as (on_start, on_run):
-                outcome = check_mod.run_check(loaded, baseline=stored if stored is not None else
-                                              ([] if update_baseline else None),
-                                              tolerance=tolerance, accept_baseline=update_baseline,
-                                              on_start=on_start, on_run=on_run,
-                                              runs=part.keys if part else None)
+            pool = open_pool(workers, timeout=timeout, debug=debug) if workers > 1 else None
+            try:
+                with progress(len(part.runs) if part else total, quiet) as (on_start, on_run):
+                    outcome = check_mod.run_check(
+                        loaded, baseline=stored if stored is not None else
+                        ([] if update_baseline else None), tolerance=tolerance,
+                        accept_baseline=update_baseline, on_start=on_start, on_run=on_run,
+                        runs=part.keys if part else None, pool=pool)
+            finally:
+                if pool is not None:
+                    pool.close()
         color = use_color()
         # CI logs have no width: never fold a recompile reason there.
         width = term_width() if sys.stdout.isatty() else 240

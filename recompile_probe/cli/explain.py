@@ -32,6 +32,11 @@ def explain(
     fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown | html"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
     trace_dir: Optional[Path] = typer.Option(None, "--trace-dir", help="As for `run`."),
+    jobs: str = typer.Option("1", "--jobs", "-j", help="As for `run`: worker processes (a "
+                             "number or auto)."),
+    timeout: Optional[float] = typer.Option(
+        None, "--timeout", help="Seconds per run with --jobs N; past it the run is status "
+        "error."),
     quiet: bool = QUIET_OPTION,
     debug: bool = DEBUG_OPTION,
 ) -> None:
@@ -39,8 +44,12 @@ def explain(
         from .. import explain as explain_mod
         from .. import scenario as scenario_mod
         from ..render import explanation
-        from ..session import run_scenario
+        from ..session import parse_jobs, run_scenario
 
+        workers = parse_jobs(jobs)
+        if timeout is not None and (workers == 1 or timeout <= 0):
+            raise UsageError("--timeout needs --jobs N (2 or more) and a positive number of "
+                             "seconds")
         if fmt not in ("table", "json", "markdown", "html"):
             raise UsageError(f"--format: expected table, json, markdown or html, got {fmt!r}")
         writable("--output", output)
@@ -58,7 +67,8 @@ def explain(
         total = len(loaded.strategies) * len(loaded.sequences)
         with progress(total, quiet) as (on_start, on_run):
             report = run_scenario(loaded, trace_dir=trace_dir_arg(trace_dir), debug=debug,
-                                  on_start=on_start, on_run=on_run)
+                                  on_start=on_start, on_run=on_run, jobs=workers,
+                                  timeout=timeout)
         from ..targets import loader
 
         known = {name: loaded.strategy(name) for name in loaded.known_strategies()}

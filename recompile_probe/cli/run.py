@@ -33,8 +33,12 @@ def run(
                                 help="inline (one process) | process (a fresh process per "
                                 "strategy)"),
     timeout: Optional[float] = typer.Option(
-        None, "--timeout", help="Seconds per strategy with --isolate process; past it the "
-        "strategy's runs are status error."),
+        None, "--timeout", help="Seconds per strategy with --isolate process (per run with "
+        "--jobs N); past it the unfinished runs are status error."),
+    jobs: str = typer.Option(
+        "1", "--jobs", "-j", help="Worker processes running (strategy, sequence) runs side by "
+        "side, reused between runs: a number or auto (one per core). Above 1 implies "
+        "--isolate process; the same report as --isolate process."),
     trace_dir: Optional[Path] = typer.Option(
         None, "--trace-dir", help="Write a structured trace (TORCH_TRACE format) per strategy "
         "under DIR/<strategy>/<sequence>.log, and print the tlparse command for each."),
@@ -43,13 +47,17 @@ def run(
 ) -> None:
     with errors_to_exit(debug):
         from .. import scenario as scenario_mod
-        from ..session import ISOLATION_MODES, run_scenario
+        from ..session import ISOLATION_MODES, parse_jobs, run_scenario
 
         check_format(fmt)
         if isolate not in ISOLATION_MODES:
             raise UsageError(f"--isolate: expected inline or process, got {isolate!r}")
+        workers = parse_jobs(jobs)
+        if workers > 1:
+            isolate = "process"
         if timeout is not None and (isolate != "process" or timeout <= 0):
-            raise UsageError("--timeout needs --isolate process and a positive number of seconds")
+            raise UsageError("--timeout needs --isolate process (or --jobs N) and a positive "
+                             "number of seconds")
         writable("--output", output)
         overrides = {"strategies": csv_list(strategies, "--strategies"),
                      "sequence": sizes_arg(sequence),
@@ -59,7 +67,8 @@ def run(
         with progress(total, quiet) as (on_start, on_run):
             report = run_scenario(loaded, isolate=isolate, timeout=timeout, overrides=overrides,
                                   trace_dir=trace_dir_arg(trace_dir), debug=debug,
-                                  on_start=on_start, on_run=saving(loaded, fmt, output, on_run))
+                                  on_start=on_start, on_run=saving(loaded, fmt, output, on_run),
+                                  jobs=workers)
         emit(report, fmt, output)
         print_tlparse(report)
         if not quiet and (output is not None or fmt != "table"):
