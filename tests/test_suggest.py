@@ -251,14 +251,25 @@ class Case:
     fullgraph: bool = False
     repeats: int = 0
     expected: dict = field(default_factory=dict)  #: the marking the case is built to need
+    more: tuple = ()  #: further sequences after ``points``
+    #: indexes into ``locations`` of the dims that vary within a sequence (what the built-in
+    #: whole-function strategies act on); None: all of them
+    acting: tuple | None = None
+
+    @property
+    def sequences(self) -> list[list[dict]]:
+        return [self.points, *self.more]
 
     def yaml(self) -> str:
-        points = ", ".join("{" + ", ".join(f"{k}: {v}" for k, v in p.items()) + "}"
-                           for p in self.points)
+        lines = []
+        for i, seq in enumerate(self.sequences):
+            points = ", ".join("{" + ", ".join(f"{k}: {v}" for k, v in p.items()) + "}"
+                               for p in seq)
+            lines.append(f"  s{i}: [{points}]\n")
         compile_ = "compile: {fullgraph: true}\n" if self.fullgraph else ""
         return (f"name: {self.name}\ntarget: {CASES_FILE}:{self.name}\n"
                 f"factory: {CASES_FILE}:make_{self.name}\ndims: {self.dims}\n"
-                f"sequences:\n  s: [{points}]\nbackend: eager\n{compile_}"
+                f"sequences:\n{''.join(lines)}backend: eager\n{compile_}"
                 f"repeats: {self.repeats}\n")
 
 
@@ -285,6 +296,14 @@ CASES = [
          [{"B": 1, "S": 8}, {"B": 2, "S": 8}, {"B": 2, "S": 12}, {"B": 8, "S": 16}],
          [(0, 0), (1, 0)], ["L['x']:0", "L['w']:0"], fullgraph=True,
          expected={(0, 0): "unbacked", (1, 0): "dynamic"}),
+    # K is fixed within each sequence (3 in one, 5 in the other): unmarked it costs nothing, a
+    # dynamic mark adds guards, an unbacked one is an error (the code branches on K). The
+    # marks-free unbacked_sources acts on B alone and ties the marks: untimed.
+    Case("extra_rows", "{B: {0: [0]}, K: {1: [0]}}",
+         [{"B": 1, "K": 3}, {"B": 2, "K": 3}, {"B": 8, "K": 3}], [(0, 0), (1, 0)],
+         ["L['x']:0", "L['y']:0"], fullgraph=True,
+         expected={(0, 0): "unbacked", (1, 0): "static"},
+         more=([{"B": 4, "K": 5}, {"B": 1, "K": 5}, {"B": 16, "K": 5}],), acting=(0,)),
 ]
 
 
@@ -299,7 +318,7 @@ def case_results(tmp_path_factory):
             path.write_text(case.yaml())
             result = suggest_mod.suggest(scenario_mod.load(path))
             fn, make = getattr(cases, case.name), getattr(cases, f"make_{case.name}")
-            table = exhaustive(fn, make, [case.points], case.locations,
+            table = exhaustive(fn, make, case.sequences, case.locations,
                                fullgraph=case.fullgraph)
             done[case.name] = (result, table)
         return done[case.name]
@@ -338,9 +357,11 @@ def test_recommendation_is_the_optimum_of_a_search_by_hand_and_minimal(case, cas
         if e.whole_function is None:
             assert_figures_match(e, table[tuple(tool_marking(e, locs)[loc] for loc in locs)])
         else:
-            knobs = whole_function_by_hand(e.whole_function, case.sources, locs)
+            acting = range(len(locs)) if case.acting is None else case.acting
+            knobs = whole_function_by_hand(e.whole_function, [case.sources[i] for i in acting],
+                                           [locs[i] for i in acting])
             fn, make = getattr(cases, case.name), getattr(cases, f"make_{case.name}")
-            hand = by_hand(fn, make, [case.points], knobs.pop("marking", {}),
+            hand = by_hand(fn, make, case.sequences, knobs.pop("marking", {}),
                            fullgraph=case.fullgraph, **knobs)
             assert_figures_match(e, hand)
 
@@ -379,6 +400,20 @@ def test_marking_everything_is_worse_than_the_minimal_answer(case_results):
     assert by_marks[((0, 0, "unbacked"), (1, 0, "dynamic"))].status == "error"
     assert [u.reason_kind for u in result.unfixable] == ["static_size_change"]
     assert "'y'" in result.unfixable[0].reason and result.unfixable[0].remedy
+
+
+@pytest.mark.slow
+def test_a_dim_fixed_within_each_sequence_is_better_unmarked(case_results):
+    result, table = case_results(CASES[4])
+    best = table[("unbacked", "static")]
+    dynamic_k = table[("unbacked", "dynamic")]
+    assert best.ok and dynamic_k.ok and best.per_sequence == dynamic_k.per_sequence == (1, 1)
+    # the same compiles, but the mark on K adds guards that run on every call
+    assert (dynamic_k.guard_count, dynamic_k.shape_env_guard_count) > \
+        (best.guard_count, best.shape_env_guard_count)
+    assert not table[("unbacked", "unbacked")].ok
+    why = {(n.mark.argument, n.mark.dim, n.change): n.why for n in result.necessity}
+    assert set(why) == {(0, 0, "dropped"), (0, 0, "dynamic")}
 
 
 @pytest.mark.slow
@@ -506,16 +541,14 @@ def test_json_contract_and_write_into_a_scenario_with_comments(tmp_path):
     # (none when the recommendation is a built-in listed there already)
     written = copy.read_text()
     old, new = original.splitlines(keepends=True), written.splitlines(keepends=True)
-    changed = [op for op in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()
+    kept = list(old)  # the original, with the one line --write may change changed
+    if strategy == "suggested":  # `[..., auto_unbacked]` -> `[..., auto_unbacked, suggested]`
+        last = next(i for i, line in enumerate(old) if line.rstrip().endswith("auto_unbacked]"))
+        kept[last] = old[last].replace("]", ", suggested]", 1)
+    changed = [op for op in difflib.SequenceMatcher(a=kept, b=new, autojunk=False).get_opcodes()
                if op[0] != "equal"]
-    for tag, i1, i2, j1, j2 in changed:
-        if tag == "replace":  # `strategies: [..., auto_unbacked]` -> `[..., auto_unbacked, suggested]`
-            assert (i2 - i1, j2 - j1) == (1, 1) and strategy == "suggested"
-            assert new[j1] == old[i1].replace("]", ", suggested]", 1)
-        else:
-            assert tag == "insert", (tag, old[i1:i2])
-    inserted = "".join(line for tag, _, _, j1, j2 in changed if tag == "insert"
-                       for line in new[j1:j2])
+    assert all(tag == "insert" for tag, *_ in changed), changed
+    inserted = "".join(line for _, _, _, j1, j2 in changed for line in new[j1:j2])
     assert "expect:" in inserted and f"  {strategy}:" in inserted
     assert ("custom_strategies:" in inserted) == (strategy == "suggested")
     assert all(line in new for line in old if line.lstrip().startswith("#"))

@@ -13,6 +13,8 @@ deterministic per point. What each case is for (figures measured with torch 2.13
   worse than marking B alone (which still recompiles once when K changes).
 - dtype_change: like two_kinds over two arguments, and the last point's x is float64: a recompile
   that no marking removes.
+- extra_rows: K is fixed within each sequence and differs between them: unmarked it never
+  recompiles, mark_dynamic adds guards, mark_unbacked is a fullgraph error (the code branches on K).
 - five_dims: five tensors, each dim 0 following its own symbol (3^5 markings: greedy search).
 """
 
@@ -87,3 +89,14 @@ def five_dims(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, d: torch.Tensor
 def make_five_dims(A: int, B: int, C: int, D: int, E: int) -> tuple:
     g = _gen(A, B, C, D, E)
     return tuple(torch.randn(n, 4, generator=g) for n in (A, B, C, D, E))
+
+
+def extra_rows(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    if y.shape[0] > 2:
+        return torch.cat([x, y]).sum(0)
+    return x.sum(0)
+
+
+def make_extra_rows(B: int, K: int) -> tuple:
+    g = _gen(B, K)
+    return torch.randn(B, 8, generator=g), torch.randn(K, 8, generator=g)
