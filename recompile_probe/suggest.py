@@ -666,8 +666,12 @@ def suggest(scenario: Scenario, *, sequence: str | None = None, budget: int | No
     if bench.confirmations:
         notes += (f"{bench.confirmations} confirmation runs: a win on µs/call alone over a "
                   "cheaper candidate was measured again before it counted",)
-    candidates = tuple(ranked([*bench.measured.values()]))
-    candidates = tuple(c for c in candidates if c not in extra)
+    # Ranked without the extras: the environment form (the marks' graph, no per-call marking)
+    # would otherwise be the fastest of its tie group and push the marks behind unbacked_sources.
+    candidates = tuple(ranked(c for c in bench.measured.values() if c not in extra))
+    if best is not None:  # later re-measurements (necessity) must not reorder the table under it
+        candidates = (*(c for c in candidates if c.name == best.name),
+                      *(c for c in candidates if c.name != best.name))
     return Suggestion(
         Tool("recompile-probe", __version__), environment(),
         ScenarioRef(scenario.name, scenario.path), tuple(sequences), scenario.backend,
