@@ -336,6 +336,7 @@ def test_recommendation_is_the_optimum_of_a_search_by_hand_and_minimal(case, cas
     assert best_marking == case.expected  # the case still needs what it was built to need
 
     rec = result.recommendation
+    assert result.candidates[0].name == rec.name
     assert result.search == "exhaustive" and result.optimal is True
     assert len(result.locations) == len(locs)
     assert {(loc.argument, loc.dim) for loc in result.locations} == set(locs)
@@ -529,6 +530,7 @@ def test_json_contract_and_write_into_a_scenario_with_comments(tmp_path):
     # Timed, the marks and unbacked_sources make the same graph (one compile per sequence, the
     # same guards); unbacked_sources skips the per-call mark_unbacked and may win on µs alone.
     assert rec["name"] in (both[0]["name"], "unbacked_sources"), rec["name"]
+    assert data["candidates"][0]["name"] == rec["name"]  # the table's first row is the advice
     for key in ("compiles", "guard_count", "shape_env_guard_count", "outputs_match"):
         assert rec[key] == both[0][key], key
     assert rec["compiles"] == 2 and rec["outputs_match"] is True
