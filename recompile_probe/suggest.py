@@ -293,12 +293,13 @@ class Bench:
 
     def __init__(self, scenario: Scenario, sequences: dict[str, tuple[Point, ...]],
                  budget: int | None = None,
-                 on_measured: Callable[[Evaluation, int], None] | None = None) -> None:
+                 on_measured: Callable[[Evaluation, int], None] | None = None,
+                 pool: Any = None) -> None:
         from . import probe
         from .targets import loader
 
         self.scenario, self.sequences, self.budget = scenario, sequences, budget
-        self.on_measured = on_measured
+        self.on_measured, self.pool = on_measured, pool
         self.target = loader.load(scenario)
         probe.warm_up(scenario.backend, scenario.backend_mode,
                       dict(scenario.backend_options or {}) or None)
@@ -330,12 +331,52 @@ class Bench:
         self._strategies[key] = (strategy, target)
         return evaluation
 
+    def measure_all(self, wanted: list[tuple[Any, Strategy, tuple[MarkChoice, ...], str | None,
+                                             int]]) -> list[Evaluation]:
+        """Several candidates of the plain target: on the pool's workers when there is one (each
+        a probe run per sequence, as inline), else one after the other. Stops at the budget."""
+        todo = [w for w in dict((w[0], w) for w in wanted).values() if w[0] not in self.measured]
+        room = None if self.budget is None else max(0, self.budget - len(self.measured))
+        spent = room is not None and len(todo) > room
+        todo = todo[:room] if room is not None else todo
+        if self.pool is None or len(todo) < 2:
+            for key, strategy, marks, whole, cost in todo:
+                self.measure(key, strategy, marks, whole, cost)
+        else:
+            self._on_pool(todo)
+        if spent:
+            raise _BudgetSpent
+        return [self.measured[w[0]] for w in wanted]
+
+    def _on_pool(self, todo: list) -> None:
+        from .session import run_jobs
+        from .isolation import Job
+
+        # One scenario for the whole batch: a worker prepares it (target, eager outputs) once.
+        variant = replace(self.scenario,
+                          custom_strategies={**self.scenario.custom_strategies,
+                                             **{t[1].name: t[1] for t in todo}},
+                          strategies=tuple(t[1].name for t in todo),
+                          points=dict(self.sequences))
+        jobs = [Job(variant, t[1].name, name) for t in todo for name in self.sequences]
+        runs: dict[str, list[Run]] = {}
+        for run in run_jobs(jobs, pool=self.pool):
+            runs.setdefault(run.strategy, []).append(run)
+        for key, strategy, marks, whole, cost in todo:
+            evaluation = _aggregate(strategy.name, marks, whole, runs.get(strategy.name, []), (),
+                                    cost)
+            self.measured[key] = evaluation
+            self.runs[strategy.name] = runs.get(strategy.name, [])
+            self._strategies[key] = (strategy, None)
+            if self.on_measured is not None:
+                self.on_measured(evaluation, len(self.measured))
+
     def again(self, e: Evaluation) -> Evaluation:
         """``e`` measured once more; its timing ranges widened by the new samples (a speed
         difference must survive the machine's drift between two measurements)."""
         from . import probe
 
-        key = next(k for k, v in self.measured.items() if v is e)
+        key = next(k for k, v in self.measured.items() if v.name == e.name)
         strategy, target = self._strategies[key]
         runs = [probe.probe(self.scenario, target or self.target, name, points, strategy,
                             self.references[name])
@@ -375,35 +416,38 @@ class Search:
     def __init__(self, bench: Bench, locations: tuple[Location, ...]) -> None:
         self.bench, self.locations = bench, locations
 
-    def marking(self, choice: dict[int, str]) -> Evaluation:
+    def _wanted(self, choice: dict[int, str]) -> tuple:
         choice = {i: k for i, k in choice.items() if k != "static"}
         marks = _marks(self.locations, choice)
-        return self.bench.measure(("marks", frozenset(choice.items())),
-                                  _strategy(_label(marks), marks), marks, None, len(marks))
+        return (("marks", frozenset(choice.items())), _strategy(_label(marks), marks), marks,
+                None, len(marks))
 
-    def whole_function(self) -> list[Evaluation]:
-        # It changes every varying dim and every other compiled frame of the process: at equal
-        # figures, marking every dim (local, explicit) ranks before it.
-        return [self.bench.measure(("whole", name), BUILTINS[name], (), name,
-                                   len(self.locations) + 1) for name in WHOLE_FUNCTION]
+    def marking(self, choice: dict[int, str]) -> Evaluation:
+        return self.bench.measure(*self._wanted(choice))
+
+    def markings(self, choices: list[dict[int, str]], whole: bool = False) -> list[Evaluation]:
+        """Several markings (and the whole-function strategies) at once: in parallel on a pool."""
+        # A whole-function strategy changes every varying dim and every other compiled frame
+        # of the process: at equal figures, marking every dim (local, explicit) ranks first.
+        extra = [(("whole", name), BUILTINS[name], (), name, len(self.locations) + 1)
+                 for name in WHOLE_FUNCTION] if whole else []
+        return self.bench.measure_all([*(self._wanted(c) for c in choices), *extra])
 
     def exhaustive(self) -> None:
         n = len(self.locations)
-        for combo in itertools.product(CHOICES, repeat=n):
-            self.marking(dict(enumerate(combo)))
-        self.whole_function()
+        self.markings([dict(enumerate(combo)) for combo in itertools.product(CHOICES, repeat=n)],
+                      whole=True)
 
     def greedy(self) -> None:
         current: dict[int, str] = {}
-        best = self.marking(current)
-        self.whole_function()
+        best = self.markings([current], whole=True)[0]
         while True:
             named = self._named(best)
             tries = [(i, k) for i in (named or range(len(self.locations)))
                      for k in ("dynamic", "unbacked") if current.get(i) != k]
             if not tries:
                 break
-            step = ranked([self.marking({**current, i: k}) for i, k in tries])[0]
+            step = ranked(self.markings([{**current, i: k} for i, k in tries]))[0]
             if ranked([step, best])[0] is best:
                 break
             best, current = step, self._choice(step)
@@ -599,7 +643,7 @@ def _unfixable(runs: dict[str, list[Run]], name: str) -> tuple[Unfixable, ...]:
 # --- the whole command ----------------------------------------------------------------------------
 
 def suggest(scenario: Scenario, *, sequence: str | None = None, budget: int | None = None,
-            strategy_name: str = "suggested",
+            strategy_name: str = "suggested", pool: Any = None,
             on_measured: Callable[[Evaluation, int], None] | None = None,
             on_plan: Callable[[str, int | None], None] | None = None) -> Suggestion:
     from .session import environment
@@ -615,7 +659,7 @@ def suggest(scenario: Scenario, *, sequence: str | None = None, budget: int | No
         sequences = {sequence: sequences[sequence]}
     if budget is not None and budget < 1:
         raise UsageError("--budget: at least 1 candidate")
-    bench = Bench(scenario, sequences, budget, on_measured)
+    bench = Bench(scenario, sequences, budget, on_measured, pool)
     locations, notes = discover(scenario, bench.target, sequences)
     search = Search(bench, locations)
     exhaustive = len(locations) <= EXHAUSTIVE_MAX
