@@ -425,6 +425,11 @@ def test_a_dtype_change_is_listed_as_unfixable_with_a_remedy(case_results):
     dtype = [u for u in result.unfixable if u.reason_kind == "dtype_change"]
     assert [u.call_index for u in dtype] == [float64_call]
     assert "dtype" in dtype[0].reason and "cast" in dtype[0].remedy
+    from recompile_probe.suggestion import to_json
+
+    listed = json.loads(to_json(result))["unfixable"]  # the JSON contract's field names
+    assert [(u["call_index"], u["reason_kind"]) for u in listed] == [(float64_call, "dtype_change")]
+    assert listed[0]["reason"] == dtype[0].reason and listed[0]["remedy"] == dtype[0].remedy
     # no marking by hand compiles once: the dtype change costs a compile under every marking
     assert min(h.compiles for h in table.values() if h.ok) == 2
     assert result.recommendation.compiles == 2
