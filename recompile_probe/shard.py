@@ -22,18 +22,19 @@ its fingerprint, so `merge` refuses shards of different plans (other scenario fi
 ``--strategy``), a shard given twice or missing, a run reported twice or by nobody, an
 interrupted shard, and shards run on another torch, Python or recompile-probe. The merged report
 is the unsharded one: same reports, runs, order, figures, statuses, reasons and violations.
-What differs by nature is what a second run differs in anyway (``TIMING_FIELDS``: wall times,
-compile times, guard-check times, the noise flag, trace file paths; ``PROCESS_IDS`` in guard
-texts: Dynamo's per-process counters and object addresses) and ``environment.platform``,
-taken from the lowest shard that ran the scenario (CI runners may report different kernels; a
-difference is returned as a note). ``complete`` is true: an incomplete shard is refused.
+What differs by nature is what a second run differs in anyway (``comparable``: wall times,
+compile times, guard-check times and the noise flag drawn from them, trace file paths, and in
+guard texts the object addresses and Dynamo's per-process global counters),
+``environment.platform``, taken from the lowest shard that ran the scenario (CI runners may
+report different kernels; a difference is returned as a note), and ``runs[].isolation`` when
+shards ran with different flags (``--jobs N`` runs say ``process``). ``complete`` is true: an
+incomplete shard is refused.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -43,15 +44,6 @@ from .model import SCHEMA_VERSION, Report, reports_from_json, to_dict
 #: relative cost of one point (one possible compile) per backend; unknown backends count as inductor
 BACKEND_WEIGHT: Mapping[str, int] = {"eager": 1, "aot_eager": 3, "inductor": 20}
 SETUP_COST = 1
-
-#: Run fields that differ between two runs of the same thing: measured times, the noise verdict
-#: drawn from them, and per-process paths. Calls[].latency_us and compile_events[].compile_time_ms
-#: and guard_latency_us are timings too.
-TIMING_FIELDS = ("compile_time_ms", "steady_state_us", "steady_state_min_us",
-                 "steady_state_p90_us", "steady_state_noisy", "eager_us", "guard_check_us",
-                 "guard_latency_us", "trace_file")
-CALL_TIMING_FIELDS = ("latency_us",)
-EVENT_TIMING_FIELDS = ("compile_time_ms", "guard_latency_us")
 
 Key = tuple[str, str, str]  #: (scenario name, sequence name, strategy)
 
@@ -286,29 +278,13 @@ def _name(key: Key) -> str:
     return f"{key[0]} / {key[1]} / {key[2]}"
 
 
-#: Guard texts name per-process objects: Dynamo numbers the builtins dicts it guards on with a
-#: process-wide counter (``G['__builtins_dict___124']``, higher the more the process compiled
-#: before), and ID_MATCH / TYPE_MATCH guards hold object addresses. Two processes never agree on
-#: them, an unsharded run included.
-PROCESS_IDS = ((re.compile(r"__builtins_dict___\d+"), "__builtins_dict___N"),
-               (re.compile(r"(___check_(?:obj|type)_id\((?:[^()]|\([^()]*\))*?, )\d+\)"),
-                r"\1ID)"))
-
-
 def comparable(report: Report) -> Any:
-    """The report as JSON data without TIMING_FIELDS and with PROCESS_IDS masked: what a shard
-    and an unsharded run (or any two runs of the same plan) agree on."""
-    data = to_dict(report)
+    """The report's JSON data as two runs of the same plan must agree on it, in any processes:
+    ``session.comparable`` (timings left out, object addresses and Dynamo's per-process global
+    counters masked), and without ``trace_file`` (a path per process)."""
+    from .session import comparable as masked
+
+    data: Any = masked(to_dict(report))
     for run in data["runs"]:
-        for f in TIMING_FIELDS:
-            run.pop(f, None)
-        for call in run["calls"]:
-            for f in CALL_TIMING_FIELDS:
-                call.pop(f, None)
-        for event in run["compile_events"]:
-            for f in EVENT_TIMING_FIELDS:
-                event.pop(f, None)
-    text = json.dumps(data)
-    for pattern, replacement in PROCESS_IDS:
-        text = pattern.sub(replacement, text)
-    return json.loads(text)
+        run.pop("trace_file", None)
+    return data
