@@ -181,6 +181,25 @@ def test_a_crashing_run_becomes_an_error_and_the_next_run_gets_a_fresh_worker(wr
     assert started == 4  # each crash took its worker with it
 
 
+def test_a_worker_whose_run_errored_is_replaced(write_scenario):
+    """A Python branch on an unbacked batch size under fullgraph raises: that run is status
+    error, the worker is not trusted with the next run (a fresh one takes it), and both runs
+    equal --isolate process."""
+    path = write_scenario("""
+        target: user_targets.py:branch_on_batch
+        inputs: [{shape: [B, 4]}]
+        sequences: {s: [1, 2]}
+        compile: {fullgraph: true}
+        strategies: [mark_unbacked, default]
+    """)
+    scenario = scenario_mod.load(path)
+    with open_pool(1) as pool:
+        report = run_scenario(scenario, pool=pool)
+        assert pool.started == 2 and len({c.worker for c in pool.costs}) == 2
+    assert [r.status for r in report.runs] == ["error", "ok"]
+    assert _data(report) == _data(run_scenario(scenario, isolate="process", timeout=300))
+
+
 def test_a_fatal_error_raises_as_in_process_mode(write_scenario):
     path = write_scenario("""
         target: user_targets.py:eager_fails

@@ -38,7 +38,7 @@ def run(
     jobs: str = typer.Option(
         "1", "--jobs", "-j", help="Worker processes running (strategy, sequence) runs side by "
         "side, reused between runs: a number or auto (one per core). Above 1 implies "
-        "--isolate process; the same report as --isolate process."),
+        "--isolate process (the same report, apart from timings)."),
     trace_dir: Optional[Path] = typer.Option(
         None, "--trace-dir", help="Write a structured trace (TORCH_TRACE format) per strategy "
         "under DIR/<strategy>/<sequence>.log, and print the tlparse command for each."),
