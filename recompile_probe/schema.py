@@ -657,7 +657,7 @@ def suggest_schema(strict: bool = False) -> dict[str, Any]:
     builder.defs["Recommendation"] = obj(
         {k: props[k] for k in ("marks", "whole_function", "compiles", "guard_count",
                                "shape_env_guard_count", "steady_state_us", "outputs_match",
-                               "checks", "name")},
+                               "checks", "name", "form")},
         "The best candidate (the first of candidates), in short.")
     scenario = builder.record(model.ScenarioRef)
     scenario["properties"].update(

@@ -10,14 +10,16 @@ of its one-mark-less and unbacked-to-dynamic variants; then measure what the adv
 The objective, in order: status ok with outputs equal to eager; fewest compiles over every
 sequence; fewest guards of the newest entry (guard_count, then shape_env_guard_count); lowest
 steady-state µs/call, where two candidates whose [fastest, p90] sample ranges overlap count as
-equally fast; fewest changed dims (a whole-function strategy changes every varying dim); fewest
+equally fast (a marking counts at its faster form: the marks, or the same dims named in
+TORCH_COMPILE_*_SOURCES, which saves the per-call mark calls); fewest changed dims (a whole-function strategy changes every varying dim); fewest
 unbacked marks.
 
 The search: every marking (static / dynamic / unbacked per varying dim, 3^n) plus the
 whole-function strategies this torch supports when n <= EXHAUSTIVE_MAX; otherwise greedy: start
 unmarked, and at each step try marking (dynamic or unbacked) each dim the current best's
-recompile reasons name (every unmarked dim when they name none), keep the best step while it
-improves, then drop or weaken marks while that does not make it worse. ``budget`` caps the
+recompile reasons name (every dim when they name none), one at a time and all together (dims
+that change at the same call need each other), keep the best step while it improves, then drop
+or weaken marks while that does not make it worse. ``budget`` caps the
 candidates measured; the result says whether the optimum is proven (exhaustive and complete).
 """
 
@@ -371,6 +373,11 @@ class Bench:
             if self.on_measured is not None:
                 self.on_measured(evaluation, len(self.measured))
 
+    def candidates(self) -> list[Evaluation]:
+        """What competes: markings and whole-function strategies, not the runs that only
+        measure a form of one (environment, torch._check wrappers)."""
+        return [v for k, v in self.measured.items() if k[0] not in ("env", "checks")]
+
     def again(self, e: Evaluation) -> Evaluation:
         """``e`` measured once more; its timing ranges widened by the new samples (a speed
         difference must survive the machine's drift between two measurements)."""
@@ -443,11 +450,16 @@ class Search:
         best = self.markings([current], whole=True)[0]
         while True:
             named = self._named(best)
-            tries = [(i, k) for i in (named or range(len(self.locations)))
-                     for k in ("dynamic", "unbacked") if current.get(i) != k]
+            group = named or list(range(len(self.locations)))
+            tries = [{**current, i: k} for i in group for k in ("dynamic", "unbacked")
+                     if current.get(i) != k]
+            # Dims that change at the same call: no single mark removes that recompile, all of
+            # them together may (minimise() drops the ones that turn out not to be needed).
+            tries += [{**current, **{i: k for i in group}} for k in ("dynamic", "unbacked")
+                      if len(group) > 1 and any(current.get(i) != k for i in group)]
             if not tries:
                 break
-            step = ranked(self.markings([{**current, i: k} for i, k in tries]))[0]
+            step = ranked(self.markings(tries))[0]
             if ranked([step, best])[0] is best:
                 break
             best, current = step, self._choice(step)
@@ -671,12 +683,16 @@ def suggest(scenario: Scenario, *, sequence: str | None = None, budget: int | No
         search.exhaustive() if exhaustive else search.greedy()
     except _BudgetSpent:
         complete = False
+    env_first = None
+    try:
+        env_first = _fastest_form(bench, locations)
+    except _BudgetSpent:
+        complete = False
     best = _settle(bench)
     necessity: list[Necessity] = []
     checks_with = checks_without = None
     verdict = None
     change = None
-    extra: list[Evaluation] = []
     if best is not None and best.status == "ok":
         try:
             necessity = _necessity(search, best)
@@ -689,7 +705,6 @@ def suggest(scenario: Scenario, *, sequence: str | None = None, budget: int | No
         if lines:
             try:
                 checks_with, checks_without, verdict = _measure_checks(bench, best, lines)
-                extra += [checks_with, checks_without]
                 if worse(checks_without, checks_with) is not None:
                     checks_used = lines
             except _BudgetSpent:
@@ -700,8 +715,8 @@ def suggest(scenario: Scenario, *, sequence: str | None = None, budget: int | No
         env_measured = None
         if env:
             try:
-                env_measured, env_note = _measure_environment(bench, best, env)
-                extra.append(env_measured)
+                env_measured, env_note = env_first if env_first and env_first[0].name == \
+                    best.name + " (environment)" else _measure_environment(bench, best, env)
             except _BudgetSpent:
                 env_note = "not measured: the budget ran out"
         change = Change(_code(best, _target_name(scenario), checks_used), env, env_measured,
@@ -710,10 +725,11 @@ def suggest(scenario: Scenario, *, sequence: str | None = None, budget: int | No
     if bench.confirmations:
         notes += (f"{bench.confirmations} confirmation runs: a win on µs/call alone over a "
                   "cheaper candidate was measured again before it counted",)
-    # Ranked without the extras: the environment form (the marks' graph, no per-call marking)
-    # would otherwise be the fastest of its tie group and push the marks behind unbacked_sources.
-    candidates = tuple(ranked(c for c in bench.measured.values() if c not in extra))
+    # Only what competes (Bench.candidates): the forms measured for the recommendation are shown
+    # with it, not ranked against it.
+    candidates = tuple(ranked(bench.candidates()))
     if best is not None:  # later re-measurements (necessity) must not reorder the table under it
+        best = next((c for c in candidates if c.name == best.name), best)
         candidates = (*(c for c in candidates if c.name == best.name),
                       *(c for c in candidates if c.name != best.name))
     return Suggestion(
@@ -725,12 +741,41 @@ def suggest(scenario: Scenario, *, sequence: str | None = None, budget: int | No
         tuple(notes), complete)
 
 
+def _fastest_form(bench: Bench, locations: tuple[Location, ...]
+                  ) -> tuple[Evaluation, str] | None:
+    """A marking is as fast as its faster form. The marks cost a Python call per mark per call
+    in eager code; the same marking as TORCH_COMPILE_*_SOURCES costs none. Without this, a
+    whole-function unbacked_sources naming the same dims would beat the marks on µs/call alone,
+    while it is the same marking. The leading marking gets its environment form measured, and
+    its timing becomes that form's when the form gives the same figures and is faster."""
+    order = ranked(bench.candidates())
+    if not order:
+        return None
+    marked = [e for e in order if primary(e) == primary(order[0]) and e.marks]
+    if not marked or marked[0].status != "ok":
+        return None
+    leader = marked[0]
+    env, _ = _environment(leader.marks, locations)
+    if not env:
+        return None
+    measured, note = _measure_environment(bench, leader, env)
+    if primary(measured) == primary(leader) and \
+            (measured.steady_state_us or math.inf) < (leader.steady_state_us or math.inf):
+        key = next(k for k, v in bench.measured.items() if v.name == leader.name)
+        bench.measured[key] = replace(leader, steady_state_us=measured.steady_state_us,
+                                      steady_state_min_us=measured.steady_state_min_us,
+                                      steady_state_p90_us=measured.steady_state_p90_us,
+                                      form="environment",
+                                      marks_steady_state_us=leader.steady_state_us)
+    return measured, note
+
+
 def _settle(bench: Bench, rounds: int = 3) -> Evaluation | None:
     """The winner, with any win on speed alone over a cheaper candidate confirmed: both are
     measured again (alternating) and their ranges widened; if they then overlap, the cheaper one
     wins. This machine drifts between two measurements more than within one."""
     for _ in range(rounds):
-        order = ranked(bench.measured.values())
+        order = ranked(bench.candidates())
         if not order:
             return None
         best = order[0]
@@ -741,7 +786,7 @@ def _settle(bench: Bench, rounds: int = 3) -> Evaluation | None:
         rival = cheaper[0]
         bench.again(rival)
         bench.again(best)
-    return ranked(bench.measured.values())[0]
+    return ranked(bench.candidates())[0]
 
 
 def _necessity(search: Search, best: Evaluation) -> list[Necessity]:

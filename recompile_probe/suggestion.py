@@ -76,6 +76,11 @@ class Evaluation:
     #: how many (argument, dim) pairs it changes: its marks, or every varying dim for a
     #: whole-function strategy (the last key of the objective)
     cost: int = 0
+    #: whose timing the µs/call figures are: "marks" (the mark calls before each call included)
+    #: or "environment" (the same marking as TORCH_COMPILE_*_SOURCES, measured faster)
+    form: str = "marks"
+    #: with form "environment": the marks' own median µs/call (mark calls included)
+    marks_steady_state_us: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "marks": [m.as_dict() for m in self.marks],
@@ -87,7 +92,8 @@ class Evaluation:
                 "steady_state_min_us": self.steady_state_min_us,
                 "steady_state_p90_us": self.steady_state_p90_us,
                 "outputs_match": self.outputs_match, "reasons": list(self.reasons),
-                "checks": list(self.checks), "error": self.error}
+                "checks": list(self.checks), "error": self.error, "form": self.form,
+                "marks_steady_state_us": self.marks_steady_state_us}
 
 
 @dataclass(frozen=True)
@@ -170,7 +176,7 @@ def _recommendation(e: Evaluation | None) -> dict[str, Any] | None:
             "compiles": e.compiles, "guard_count": e.guard_count,
             "shape_env_guard_count": e.shape_env_guard_count,
             "steady_state_us": e.steady_state_us, "outputs_match": e.outputs_match,
-            "checks": list(e.checks), "name": e.name}
+            "checks": list(e.checks), "name": e.name, "form": e.form}
 
 
 def to_json(s: Suggestion) -> str:

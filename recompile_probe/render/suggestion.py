@@ -25,7 +25,15 @@ def _us(e: Evaluation) -> str:
     spread = ""
     if e.steady_state_min_us is not None and e.steady_state_p90_us is not None:
         spread = f" ({e.steady_state_min_us:.0f}-{e.steady_state_p90_us:.0f})"
-    return f"{e.steady_state_us:.1f}{spread}"
+    return f"{e.steady_state_us:.1f}{spread}" + (" env" if e.form == "environment" else "")
+
+
+def _marks_us(s: Suggestion) -> str:
+    """The recommendation's own marks timing, where its figures are the environment form's."""
+    e = s.recommendation
+    if e is None:
+        return cells.NA
+    return _us(e) if e.form == "marks" else cells.num(e.marks_steady_state_us, "{:.1f}")
 
 
 def _outputs(e: Evaluation) -> str:
@@ -57,9 +65,11 @@ def _recommendation(s: Suggestion) -> str:
     what = e.whole_function or (", ".join(f"{m.kind} {m.name}:{m.dim}"
                                           + (f" ({m.symbol})" if m.symbol else "")
                                           for m in e.marks) or "no marks")
+    form = (" · fastest as the environment form (no per-call mark calls)"
+            if e.form == "environment" else "")
     return (f"Recommendation: {what} · {cells.num(e.compiles)} compiles over "
             f"{len(s.sequences)} sequence(s), guards {cells.num(e.guard_count)}, shape guards "
-            f"{cells.num(e.shape_env_guard_count)}, outputs {_outputs(e)}")
+            f"{cells.num(e.shape_env_guard_count)}, outputs {_outputs(e)}{form}")
 
 
 def _blocks(s: Suggestion) -> list[tuple[str, list[str]]]:
@@ -98,6 +108,10 @@ def _blocks(s: Suggestion) -> list[tuple[str, list[str]]]:
             env = [f"{k}=\"{v}\"" for k, v in s.change.environment.items()]
             if s.change.environment_note:
                 env.append(f"# {s.change.environment_note}")
+            measured = s.change.environment_measured
+            if measured is not None and measured.steady_state_us is not None:
+                env.append(f"# µs/call {_us(measured)}; with the marks "
+                           f"{_marks_us(s)}")
             out.append(("The change: environment (instead of the marks)", env))
         elif s.change.environment_note:
             out.append(("The change: environment", [s.change.environment_note]))
@@ -126,8 +140,9 @@ def render(s: Suggestion, *, color: bool = False, width: int = 100) -> str:
         console.print(Text(f"... {len(s.candidates) - SHOWN} more candidates in --format json",
                            style="dim"))
     console.print(Text("Ranked by: ok and outputs equal to eager, compiles, guards, shape "
-                       "guards, µs/call (median; equal when the (fastest-p90) ranges overlap), "
-                       "dims changed, unbacked marks.", style="dim"))
+                       "guards, µs/call (median; equal when the (fastest-p90) ranges overlap; env: "
+                       "the marking's environment form, measured faster than its marks), dims "
+                       "changed, unbacked marks.", style="dim"))
     for title, lines in _blocks(s):
         console.print(Text("\n" + title, style="bold"))
         console.print(Text("\n".join(f"  {line}" for line in lines)), soft_wrap=True)
