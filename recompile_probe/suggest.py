@@ -867,7 +867,14 @@ def write_into(path: Path, yaml_text: str, strategy: str) -> None:
     from . import scenario as scenario_mod
     from .artefacts import write_atomic
 
+    import yaml
+
     original = path.read_text(encoding="utf-8")
+    data = yaml.safe_load(original) or {}
+    if strategy in (data.get("expect") or {}):
+        raise UsageError(f"--write: {path} already has an expect: budget for {strategy!r}",
+                         "Edit that budget by hand with the figures above, or write the "
+                         "suggestion under another name with --name.")
     text = original
     blocks = _split_blocks(yaml_text)
     for key, body in blocks.items():
