@@ -100,7 +100,8 @@ def _blocks(s: Suggestion) -> list[tuple[str, list[str]]]:
     if s.unfixable:
         out.append(("What marking does not fix", [
             f"{u.sequence} call {u.call_index}: {u.reason}"
-            + (f" [{u.reason_kind}]" if u.reason_kind else "") + f"\n    fix: {u.remedy}"
+            + (f" [{u.reason_kind}]" if u.reason_kind else "")
+            + f"\n    what would fix it (advice, not measured): {u.remedy}"
             for u in s.unfixable]))
     if s.change is not None:
         out.append(("The change: code", list(s.change.code)))
