@@ -126,7 +126,9 @@ def test_a_run_in_a_reused_worker_equals_the_run_in_a_fresh_process(write_scenar
         runs = list(run_jobs(jobs, pool=pool))
         assert pool.started == 1 and len({c.worker for c in pool.costs}) == 1
     assert [r.strategy for r in runs] == [j.strategy for j in jobs]
-    assert {r.status for r in runs} == {"ok"}
+    # ok, or unsupported where this torch lacks a knob (e.g. 2.9's unbacked_sources): the same
+    # in the fresh process, which the comparison below checks run by run
+    assert "ok" in {r.status for r in runs} and {r.status for r in runs} <= {"ok", "unsupported"}
     assert any(r.recompiles for r in runs) and any(r.entries for r in runs)  # not vacuous
     for run in runs:
         assert _run_data(run) == _run_data(fresh[run.strategy]), run.strategy

@@ -38,6 +38,7 @@ from torch._dynamo.decorators import mark_unbacked
 from torch._dynamo.testing import CompileCounter
 from torch._dynamo.utils import clear_compilation_metrics, get_compilation_metrics
 
+from conftest import unbacked_sources_honoured
 from recompile_probe import scenario as scenario_mod
 from recompile_probe import suggest as suggest_mod
 from recompile_probe.targets.logprobs import count_greater_than
@@ -90,7 +91,10 @@ def by_hand(fn: Callable, make: Callable[..., tuple], sequences: list[list[dict]
                         torch.testing.assert_close(out, expected)
                     except Exception as exc:  # noqa: BLE001 - an error is a finding: not ok
                         return Hand(False, None, None, None, type(exc).__name__)
-            records = [m for m in get_compilation_metrics() if m.co_name == fn.__name__]
+            # the target's own frame is frame 0 after the reset (torch 2.9 names the record of an
+            # exec'd wrapper's frame "inner", so not by co_name)
+            records = [m for m in get_compilation_metrics()
+                       if str(m.compile_id).split("/")[0] == "0"]
             done = [m for m in records if m.fail_type is None]
             # one graph per compile of the target's own frame: no graph break hides in the count
             assert counter.frame_count == len(done) == len(records), (records, counter.frame_count)
@@ -151,6 +155,10 @@ def whole_function_by_hand(name: str, sources: list[str], locations: list[tuple[
 
 
 def assert_figures_match(e, hand: Hand) -> None:
+    if e.whole_function == "unbacked_sources" and not unbacked_sources_honoured():
+        # torch 2.9 has the knob but ignores per-dim sources: the tool refuses it, by design
+        assert e.status == "unsupported", (e.name, e.status)
+        return
     assert (e.status == "ok") == hand.ok, (e.name, e.status, e.error, hand)
     if hand.ok:
         assert (e.compiles, e.guard_count, e.shape_env_guard_count) == \
