@@ -190,7 +190,9 @@ class ScenarioFile(pytest.File):
         from .scenario import load  # no torch
 
         try:
-            scenario = load(self.path)
+            # Named as `check` run from here names it, so a budget's `source` (file:line) is the
+            # same in an item's report as in check's
+            scenario = load(_as_given(self.path))
         except ProbeError as exc:
             raise self.CollectError(str(exc)) from None
         registered = self.config._recompile_markers  # type: ignore[attr-defined]
@@ -264,3 +266,11 @@ class ScenarioItem(pytest.Item):
         # at DEBUG): the violation table already gives every reason. Output is kept.
         if key != "log":
             super().add_report_section(when, key, content)
+
+
+def _as_given(path: Path) -> Path:
+    """``path`` relative to the working directory when it lies below it (as a user types it)."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
