@@ -416,7 +416,7 @@ class Marker:
         if refs is None:
             refs = [DimRef(BATCH, Path(i), tuple(dims)) for i, dims in kwargs.items()]
             kwargs = {}
-        for ref in [*refs, *self._located]:
+        for ref in [*refs, *self._located] if self._located else refs:
             if ref.symbol not in self._plan:
                 continue
             mark_fn, options = self._plan[ref.symbol]

@@ -11,8 +11,8 @@ The objective, in order: status ok with outputs equal to eager; fewest compiles 
 sequence; fewest guards of the newest entry (guard_count, then shape_env_guard_count); lowest
 steady-state µs/call, where two candidates whose [fastest, p90] sample ranges overlap count as
 equally fast (a marking counts at its faster form: the marks, or the same dims named in
-TORCH_COMPILE_*_SOURCES, which saves the per-call mark calls); fewest changed dims (a whole-function strategy changes every varying dim); fewest
-unbacked marks.
+TORCH_COMPILE_*_SOURCES, which saves the per-call mark calls); fewest changed dims (a
+whole-function strategy counts as every varying dim plus one); fewest unbacked marks.
 
 The search: every marking (static / dynamic / unbacked per varying dim, 3^n) plus the
 whole-function strategies this torch supports when n <= EXHAUSTIVE_MAX; otherwise greedy: start
@@ -316,15 +316,11 @@ class Bench:
     def measure(self, key: Any, strategy: Strategy, marks: tuple[MarkChoice, ...],
                 whole: str | None, cost: int, target: Any = None,
                 checks: tuple[str, ...] = ()) -> Evaluation:
-        from . import probe
-
         if key in self.measured:
             return self.measured[key]
         if self.budget is not None and len(self.measured) >= self.budget:
             raise _BudgetSpent
-        runs = [probe.probe(self.scenario, target or self.target, name, points, strategy,
-                            self.references[name])
-                for name, points in self.sequences.items()]
+        runs = self._probe_all(strategy, target)
         evaluation = _aggregate(strategy.name, marks, whole, runs, checks, cost)
         self.measured[key] = evaluation
         self.runs[strategy.name] = runs
@@ -332,6 +328,13 @@ class Bench:
             self.on_measured(evaluation, len(self.measured))
         self._strategies[key] = (strategy, target)
         return evaluation
+
+    def _probe_all(self, strategy: Strategy, target: Any = None) -> list[Run]:
+        """One probe run per sequence, in a fresh Dynamo state each (as `run` does)."""
+        from . import probe
+
+        return [probe.probe(self.scenario, target or self.target, name, points, strategy,
+                            self.references[name]) for name, points in self.sequences.items()]
 
     def measure_all(self, wanted: list[tuple[Any, Strategy, tuple[MarkChoice, ...], str | None,
                                              int]]) -> list[Evaluation]:
@@ -381,13 +384,9 @@ class Bench:
     def again(self, e: Evaluation) -> Evaluation:
         """``e`` measured once more; its timing ranges widened by the new samples (a speed
         difference must survive the machine's drift between two measurements)."""
-        from . import probe
-
         key = next(k for k, v in self.measured.items() if v.name == e.name)
         strategy, target = self._strategies[key]
-        runs = [probe.probe(self.scenario, target or self.target, name, points, strategy,
-                            self.references[name])
-                for name, points in self.sequences.items()]
+        runs = self._probe_all(strategy, target)
         self.confirmations += 1
         fresh = _aggregate(e.name, e.marks, e.whole_function, runs, e.checks, e.cost)
         if primary(fresh) != primary(e):  # not the same figures twice: keep the worse
@@ -555,8 +554,6 @@ def checked_target(target: Any, lines: tuple[str, ...]) -> Any:
         else:
             params.append(text)
             call.append(p.name)
-        if p.kind == p.POSITIONAL_ONLY and not any(x == "/" for x in params):
-            pass
     body = "".join(f"    {line}\n" for line in lines)
     fn_name = getattr(fn, "__name__", "target")
     if not fn_name.isidentifier() or fn_name.startswith("__"):

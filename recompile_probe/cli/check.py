@@ -11,8 +11,8 @@ import typer
 from ..artefacts import Artefacts, append_step_summary
 from ..errors import UsageError
 from .common import (
-    DEBUG_OPTION, QUIET_OPTION, app, use_color, csv_list, err, errors_to_exit, progress,
-    read_reports, term_width)
+    DEBUG_OPTION, QUIET_OPTION, RUN_TIMEOUT_OPTION, app, use_color, csv_list, err,
+    errors_to_exit, progress, read_reports, term_width)
 
 
 @app.command(help="Run scenarios and gate on their budgets (the `expect:` section).\n\n"
@@ -49,9 +49,7 @@ def check(
     jobs: str = typer.Option(
         "1", "--jobs", "-j", help="Worker processes running the runs side by side, reused "
         "between runs and scenarios: a number or auto (one per core). Same verdicts."),
-    timeout: Optional[float] = typer.Option(
-        None, "--timeout", help="Seconds per run with --jobs N; past it the run is status "
-        "error."),
+    timeout: Optional[float] = RUN_TIMEOUT_OPTION,
     quiet: bool = QUIET_OPTION,
     debug: bool = DEBUG_OPTION,
 ) -> None:

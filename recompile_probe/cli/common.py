@@ -128,6 +128,9 @@ def emit(report: object, fmt: str, output: Path | None) -> None:
 
 QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No progress on stderr.")
 DEBUG_OPTION = typer.Option(False, "--debug", help="Show tracebacks.")
+#: for commands whose runs go to the worker pool (`run` words its own: it also has --isolate)
+RUN_TIMEOUT_OPTION = typer.Option(None, "--timeout", help="Seconds per run with --jobs N; past it "
+                                  "the run is status error.")
 FORMAT_OPTION = typer.Option("table", "--format", "-f",
                              help="table | json | markdown | junit | html")
 

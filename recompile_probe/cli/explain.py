@@ -10,8 +10,8 @@ import typer
 
 from ..errors import ExitCode, UsageError
 from .common import (
-    DEBUG_OPTION, QUIET_OPTION, app, use_color, csv_list, err, errors_to_exit, print_tlparse,
-    progress, trace_dir_arg, term_width, writable, write_atomic)
+    DEBUG_OPTION, QUIET_OPTION, RUN_TIMEOUT_OPTION, app, use_color, csv_list, err,
+    errors_to_exit, print_tlparse, progress, trace_dir_arg, term_width, writable, write_atomic)
 
 
 @app.command(help="Explain recompiles: cache entries and their guards, guard diffs between "
@@ -34,9 +34,7 @@ def explain(
     trace_dir: Optional[Path] = typer.Option(None, "--trace-dir", help="As for `run`."),
     jobs: str = typer.Option("1", "--jobs", "-j", help="As for `run`: worker processes (a "
                              "number or auto)."),
-    timeout: Optional[float] = typer.Option(
-        None, "--timeout", help="Seconds per run with --jobs N; past it the run is status "
-        "error."),
+    timeout: Optional[float] = RUN_TIMEOUT_OPTION,
     quiet: bool = QUIET_OPTION,
     debug: bool = DEBUG_OPTION,
 ) -> None:
