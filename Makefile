@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH_VERSION ?= $(shell $(PY) -c "import torch; print(torch.__version__.split('+')[0])" 2>/dev/null || echo 2.13.0)
 PYTEST_ARGS ?=
 
-.PHONY: install run test bench compat clean schemas
+.PHONY: install run test check bench compat clean schemas
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m venv $(VENV)
@@ -24,6 +24,13 @@ run: install
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# What CI runs before the tests: lint, format, types and the import contracts (pyproject.toml).
+check: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: install
 	$(BIN)/python benchmarks/cli_overhead.py

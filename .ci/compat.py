@@ -30,8 +30,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASES = ["2.9.1", "2.11.0", "2.13.0", "2.14.1", "2.15.0"]
-_SUMMARY = re.compile(r"^(?:=+ )?(\d+ (?:passed|failed|skipped|deselected|error).*?) in [\d.]+s",
-                      re.MULTILINE)  # with or without -q's "=====" frame
+_SUMMARY = re.compile(
+    r"^(?:=+ )?(\d+ (?:passed|failed|skipped|deselected|error).*?) in [\d.]+s", re.MULTILINE
+)  # with or without -q's "=====" frame
 
 
 def run(cmd: list[str], log: Path, **kwargs) -> int:
@@ -63,15 +64,24 @@ def summarize(release: str, code: int, log: Path, started: float, how: str) -> s
     return line + "".join(f"\n          {t}" for t in failed)
 
 
-def check(release: str, keep: bool, pytest_args: list[str], logs: Path, marks: str,
-          venvs: str | None = None) -> str:
+def check(
+    release: str,
+    keep: bool,
+    pytest_args: list[str],
+    logs: Path,
+    marks: str,
+    venvs: str | None = None,
+) -> str:
     started = time.monotonic()
     kept = reusable(venvs, release)
     if kept is not None:
         log = logs / f"torch-{release}.log"
         log.write_text("")
-        code = run([str(kept), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", marks,
-                    *pytest_args], log, cwd=ROOT)
+        code = run(
+            [str(kept), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", marks, *pytest_args],
+            log,
+            cwd=ROOT,
+        )
         return summarize(release, code, log, started, f", reused {kept.parent.parent}")
     folder = Path(tempfile.mkdtemp(prefix=f"rp-compat-{release}-"))
     log = logs / f"torch-{release}.log"
@@ -86,14 +96,25 @@ def check(release: str, keep: bool, pytest_args: list[str], logs: Path, marks: s
     try:
         if run([sys.executable, "-m", "venv", str(venv)], log) != 0:
             return f"{release:8}  venv failed (see {log})"
-        if run([str(py), "-m", "pip", "install", "-q", f"torch=={release}", "numpy"], log,
-               env=env) != 0:
+        if (
+            run([str(py), "-m", "pip", "install", "-q", f"torch=={release}", "numpy"], log, env=env)
+            != 0
+        ):
             return f"{release:8}  torch {release} did not install (see {log})"
-        if run([str(py), "-m", "pip", "install", "-q", "-c", str(pinned), "-e",
-                f"{ROOT}[dev]"], log, env=env) != 0:
+        if (
+            run(
+                [str(py), "-m", "pip", "install", "-q", "-c", str(pinned), "-e", f"{ROOT}[dev]"],
+                log,
+                env=env,
+            )
+            != 0
+        ):
             return f"{release:8}  the project did not install (see {log})"
-        code = run([str(py), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", marks,
-                    *pytest_args], log, cwd=ROOT)
+        code = run(
+            [str(py), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", marks, *pytest_args],
+            log,
+            cwd=ROOT,
+        )
         return summarize(release, code, log, started, "")
     finally:
         if keep:
@@ -112,12 +133,14 @@ def main() -> int:
     parser.add_argument("--marks", default="not inductor", help="pytest -m expression")
     argv = sys.argv[1:]
     # after --: extra pytest arguments (split here: argparse would swallow options after a release)
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []
-    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    extra = argv[argv.index("--") + 1 :] if "--" in argv else []
+    args = parser.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
     logs = Path(args.logs)
     logs.mkdir(parents=True, exist_ok=True)
-    lines = [f"# torch compatibility matrix, {datetime.date.today()}, python "
-             f"{sys.version.split()[0]}, pytest -m '{args.marks}'"]
+    lines = [
+        f"# torch compatibility matrix, {datetime.date.today()}, python "
+        f"{sys.version.split()[0]}, pytest -m '{args.marks}'"
+    ]
     print(lines[0], flush=True)
     failed = False
     for release in args.releases:

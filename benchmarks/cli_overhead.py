@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-BARE = r'''
+BARE = r"""
 import torch
 from torch._dynamo.testing import CompileCounterWithBackend
 from torch._dynamo.decorators import mark_unbacked
@@ -55,7 +55,7 @@ for seq in SEQUENCES:
                 if name in MARK:
                     MARK[name](x, 0); MARK[name](v, 0)
                 f(x, v)
-'''
+"""
 
 
 def timed(cmd: list[str]) -> float:

@@ -10,23 +10,23 @@ scenario's workers included), OMP_NUM_THREADS=1 for every process:
   check    `check S1 S2 S3 S4 --jobs 2 --json` (one pool of 2 for the whole matrix)
   inline   `run S -f json`                    (one process, for scale)
 
-Figures: every row's reports must equal the serial row's with session.comparable() (the timing
-fields left out, object addresses in guard text masked); the script says so or prints the
+Figures: every row's reports must equal the serial row's with records.comparable.comparable() (the
+timing fields left out, object addresses in guard text masked); the script says so or prints the
 differing runs, and exits 1 on a difference.
 
-Projection: one more pass of the matrix through the library (session.run_jobs on a pool of ONE
-worker, so no sibling contends for the cores) reads each job's costs as the worker measured
-them: the worker's start S (interpreter + torch + the tool + its first preparation, which pays
-the process's first compile), a scenario's preparation in a warm worker (p_k: target loaded,
-warm-up, eager references) and each run (c_i). T(N) is the pool's own schedule replayed with
-those costs: jobs in order, each to the first free worker, every worker ready at S holding the
-scenario of its first job, a job costing c_i plus p_k when its worker has not prepared scenario
-k yet; plus the parent's fixed cost F (CLI start, loading the scenarios, rendering: the check
-row's wall minus the wall of the same matrix through the library on a pool of 2):
-T(N) = F + replay(N),  never below F + S + max(sum c_i / N, max c_i). It assumes N real cores
-and no contention between workers (memory bandwidth, one disk): a lower bound on the time. The
-replay at N=1 is printed beside the pool-of-1 pass's own wall time (a check of the model), the
-replay at N=2 beside the pool-of-2 pass's (the gap is this box's contention).
+Projection: one more pass of the matrix through the library (execution.session.run_jobs on a pool of
+ONE worker, so no sibling contends for the cores) reads each job's costs as the worker measured
+them: the worker's start S (interpreter + torch + the tool + its first preparation, which pays the
+process's first compile), a scenario's preparation in a warm worker (p_k: target loaded, warm-up,
+eager references) and each run (c_i). T(N) is the pool's own schedule replayed with those costs:
+jobs in order, each to the first free worker, every worker ready at S holding the scenario of its
+first job, a job costing c_i plus p_k when its worker has not prepared scenario k yet; plus the
+parent's fixed cost F (CLI start, loading the scenarios, rendering: the check row's wall minus the
+wall of the same matrix through the library on a pool of 2): T(N) = F + replay(N),  never below F +
+S + max(sum c_i / N, max c_i). It assumes N real cores and no contention between workers (memory
+bandwidth, one disk): a lower bound on the time. The replay at N=1 is printed beside the pool-of-1
+pass's own wall time (a check of the model), the replay at N=2 beside the pool-of-2 pass's (the gap
+is this box's contention).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/jobs.py [--runs 1] [--cores 16]
 """
@@ -47,14 +47,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-CONFIGS = ["logprobs.yaml", "user_callable.yaml", "non_batch_dim.yaml",
-           "prefill_decode_generate.yaml"]
+CONFIGS = [
+    "logprobs.yaml",
+    "user_callable.yaml",
+    "non_batch_dim.yaml",
+    "prefill_decode_generate.yaml",
+]
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
 
 
 def _cli(*args: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "recompile_probe", *args], env=ENV,
-                          capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "recompile_probe", *args],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     if done.returncode not in (0, 1):  # check exits 1 on a broken budget: still a result
         sys.exit(f"recompile-probe {' '.join(args)} failed ({done.returncode}):\n{done.stderr}")
 
@@ -65,8 +74,15 @@ def _row(name: str, folder: Path) -> tuple[float, dict[str, dict]]:
     start = time.perf_counter()
     if name == "check":
         path = folder / "check.json"
-        _cli("check", *[str(ROOT / "configs" / c) for c in CONFIGS], "--jobs", "2", "--json",
-             str(path), "-q")  # the four configs are eager already
+        _cli(
+            "check",
+            *[str(ROOT / "configs" / c) for c in CONFIGS],
+            "--jobs",
+            "2",
+            "--json",
+            str(path),
+            "-q",
+        )  # the four configs are eager already
         wall = time.perf_counter() - start
         for report in json.loads(path.read_text())["reports"]:  # several: a bundle
             out[Path(report["scenario"]["path"]).name] = report
@@ -74,23 +90,36 @@ def _row(name: str, folder: Path) -> tuple[float, dict[str, dict]]:
     extra = {"serial": ["--isolate", "process"], "jobs 2": ["--jobs", "2"], "inline": []}[name]
     for config in CONFIGS:
         path = folder / f"{name.replace(' ', '')}-{config}.json"
-        _cli("run", str(ROOT / "configs" / config), "-b", "eager", "-q", "-f", "json", "-o",
-             str(path), *extra)
+        _cli(
+            "run",
+            str(ROOT / "configs" / config),
+            "-b",
+            "eager",
+            "-q",
+            "-f",
+            "json",
+            "-o",
+            str(path),
+            *extra,
+        )
         out[config] = json.loads(path.read_text())
     return time.perf_counter() - start, out
 
 
 def _same(reference: dict[str, dict], other: dict[str, dict], row: str) -> bool:
-    from recompile_probe.session import comparable
+    from recompile_probe.records.comparable import comparable
 
     ok = True
     for config, report in reference.items():
         # check's JSON carries its verdicts, inline's runs say "inline": otherwise the same
         skip = {"violations", "isolation"} if row == "inline" else {"violations"}
-        mine = dict(other[config], runs=[{k: v for k, v in r.items() if k not in skip}
-                                         for r in other[config]["runs"]])
-        ref = dict(report, runs=[{k: v for k, v in r.items() if k not in skip}
-                                 for r in report["runs"]])
+        mine = dict(
+            other[config],
+            runs=[{k: v for k, v in r.items() if k not in skip} for r in other[config]["runs"]],
+        )
+        ref = dict(
+            report, runs=[{k: v for k, v in r.items() if k not in skip} for r in report["runs"]]
+        )
         a, b = comparable(ref), comparable(mine)
         if a != b:
             ok = False
@@ -103,16 +132,22 @@ def _same(reference: dict[str, dict], other: dict[str, dict], row: str) -> bool:
 
 
 def matrix() -> list:
-    from recompile_probe import scenario as scenario_mod
-    from recompile_probe.session import scenario_jobs
+    from recompile_probe.execution.executor import scenario_jobs
+    from recompile_probe.scenario import load as scenario_mod
 
-    return [j for c in CONFIGS for j in scenario_jobs(scenario_mod.with_overrides(
-        scenario_mod.load(ROOT / "configs" / c), backend="eager"))]
+    return [
+        j
+        for c in CONFIGS
+        for j in scenario_jobs(
+            scenario_mod.with_overrides(scenario_mod.load(ROOT / "configs" / c), backend="eager")
+        )
+    ]
 
 
 def library_pass(workers: int) -> tuple[float, list]:
-    """The matrix through session.run_jobs on a pool of ``workers``: (wall s, costs by job)."""
-    from recompile_probe.session import open_pool, run_jobs
+    """The matrix through execution.session.run_jobs on a pool of ``workers``: (wall s, costs
+    by job)."""
+    from recompile_probe.execution.session import open_pool, run_jobs
 
     jobs = matrix()
     started = time.perf_counter()
@@ -128,7 +163,7 @@ class Costs:
     pays the process's first compile), p_k = preparing scenario k in a warm worker, c_i = run i."""
 
     def __init__(self) -> None:
-        from recompile_probe.worker import preparation_key
+        from recompile_probe.execution.protocol import preparation_key
 
         self.wall, costs = library_pass(1)
         self.keys = [preparation_key(j.scenario) for j in matrix()]
@@ -189,26 +224,33 @@ def main() -> None:
         wall = statistics.median(walls[row])
         equal = True if row == rows[0] else _same(reports[rows[0]], reports[row], row)
         same &= equal
-        print(f"{row:7s} {wall:7.1f} s  {wall / base:5.2f}x {rows[0]}   figures "
-              f"{'equal' if equal else 'DIFFER'}")
+        print(
+            f"{row:7s} {wall:7.1f} s  {wall / base:5.2f}x {rows[0]}   figures "
+            f"{'equal' if equal else 'DIFFER'}"
+        )
     costs = Costs()
-    print(f"\nper-run costs (library, pool of 1, {costs.wall:.1f} s, load {_load()}): worker "
-          f"start S = {costs.start:.2f} s; warm preparation p_k = "
-          f"{', '.join(f'{p:.2f}' for p in costs.prepare.values())} s; runs: sum c = "
-          f"{sum(costs.run):.1f} s, median {statistics.median(costs.run):.2f} s, max "
-          f"{max(costs.run):.2f} s")
+    print(
+        f"\nper-run costs (library, pool of 1, {costs.wall:.1f} s, load {_load()}): worker "
+        f"start S = {costs.start:.2f} s; warm preparation p_k = "
+        f"{', '.join(f'{p:.2f}' for p in costs.prepare.values())} s; runs: sum c = "
+        f"{sum(costs.run):.1f} s, median {statistics.median(costs.run):.2f} s, max "
+        f"{max(costs.run):.2f} s"
+    )
     two, _ = library_pass(2)
-    print(f"model: replay N=1 {costs.replay(1):.1f} s against the pool-of-1 pass measured "
-          f"{costs.wall:.1f} s; replay N=2 {costs.replay(2):.1f} s against a pool-of-2 pass "
-          f"measured {two:.1f} s (the gap: 2 workers contending for 2 shared cores)")
+    print(
+        f"model: replay N=1 {costs.replay(1):.1f} s against the pool-of-1 pass measured "
+        f"{costs.wall:.1f} s; replay N=2 {costs.replay(2):.1f} s against a pool-of-2 pass "
+        f"measured {two:.1f} s (the gap: 2 workers contending for 2 shared cores)"
+    )
     fixed = 0.0
     if "check" in walls:
         fixed = statistics.median(walls["check"]) - two  # CLI start, loading, rendering
-        print(f"F = check --jobs 2 {statistics.median(walls['check']):.1f} s - pool-of-2 pass "
-              f"{two:.1f} s = {fixed:.1f} s")
+        print(
+            f"F = check --jobs 2 {statistics.median(walls['check']):.1f} s - pool-of-2 pass "
+            f"{two:.1f} s = {fixed:.1f} s"
+        )
     for n in sorted({1, 2, 4, 8, args.cores}):
-        print(f"projected check --jobs {n:2d}: F + replay({n}) = {costs.replay(n) + fixed:6.1f} "
-              f"s")
+        print(f"projected check --jobs {n:2d}: F + replay({n}) = {costs.replay(n) + fixed:6.1f} s")
     print(f"load average after: {_load()}")
     sys.exit(0 if same else 1)
 

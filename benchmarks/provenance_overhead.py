@@ -1,8 +1,8 @@
-"""What does provenance (origins.py: the user line of each guard) cost at compile time?
+"""What does provenance (provenance/: the user line of each guard) cost at compile time?
 
 Target: compile time with provenance on <= 1.10x compile time with it off. One round = a fresh
 Dynamo state, a program compiled for 3 shapes (3 compiles: static, automatic dynamic, a branch
-flipped), then the cache entries read as a run reads them (``guards.all_entries``). With
+flipped), then the cache entries read as a run reads them (``probe.entries.all_entries``). With
 provenance, the counting backend also keeps each compile's ShapeEnv, and the round ends as a run
 ends: every compile's origins extracted, every guard line attributed, the graph breaks read.
 Rounds alternate on / off in one process (drift hits both alike); prints per-round medians, the
@@ -20,8 +20,10 @@ import time
 import torch
 from torch._dynamo.testing import CompileCounterWithBackend
 
-from recompile_probe import guards, origins
-from recompile_probe.probe import CountingBackend
+from recompile_probe.probe.backend import CountingBackend
+from recompile_probe.probe.entries import all_entries
+from recompile_probe.provenance.capture import Collector
+from recompile_probe.provenance.graph_breaks import graph_break_mark, graph_breaks
 
 
 def program(x, w, b):
@@ -42,19 +44,19 @@ def one_round(provenance: bool) -> tuple[float, int]:
     w, b = torch.randn(16, 16), torch.randn(16)
     inputs = [torch.randn(n, 16) for n in SHAPES]
     start = time.perf_counter()
-    collector = origins.Collector() if provenance else None
-    mark = origins.graph_break_mark() if provenance else None
+    collector = Collector() if provenance else None
+    mark = graph_break_mark() if provenance else None
     counter = CompileCounterWithBackend("eager")
     compiled = torch.compile(program, backend=CountingBackend(counter, collector))
     for x in inputs:
         compiled(x, w, b)
-    entries = guards.all_entries(collector)
+    entries = all_entries(collector)
     if collector is not None:
         for cid in collector.compile_ids():
             found = collector.get(cid)
-            for spec in (found.specializations if found else ()):
+            for spec in found.specializations if found else ():
                 spec.to_dict()
-        origins.graph_breaks(mark)
+        graph_breaks(mark)
         assert entries and any(g.origin for e in entries for g in e.guards)
     return time.perf_counter() - start, counter.frame_count
 
@@ -72,10 +74,14 @@ def main() -> None:
             samples.append(seconds)
             compiles[mode] += count
     a, b = statistics.median(on), statistics.median(off)
-    print(f"provenance off: median {b * 1e3:.1f} ms/round, {compiles[False]} compiles "
-          f"(CompileCounter) over {args.rounds} rounds")
-    print(f"provenance on:  median {a * 1e3:.1f} ms/round, {compiles[True]} compiles "
-          f"(CompileCounter) over {args.rounds} rounds")
+    print(
+        f"provenance off: median {b * 1e3:.1f} ms/round, {compiles[False]} compiles "
+        f"(CompileCounter) over {args.rounds} rounds"
+    )
+    print(
+        f"provenance on:  median {a * 1e3:.1f} ms/round, {compiles[True]} compiles "
+        f"(CompileCounter) over {args.rounds} rounds"
+    )
     print(f"ratio on/off: {a / b:.3f} (target <= 1.10)")
 
 

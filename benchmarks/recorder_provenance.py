@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 from torch._dynamo.testing import CompileCounterWithBackend
 
-from recompile_probe.recorder import Recorder
+from recompile_probe.recording.recorder import Recorder
 
 PROGRAM = Path(__file__).parent.parent / "tests" / "programs" / "static_cache_model.py"
 
@@ -57,10 +57,15 @@ def per_call(program, provenance: bool, calls: int) -> float:
     model = program.TinyDecoder().eval()
     compiled = torch.compile(model, backend="eager")
     cache = program.StaticCache(1, 16)
-    kwargs = dict(input_ids=torch.ones(1, 1, dtype=torch.long),
-                  attention_mask=torch.ones(1, 6, dtype=torch.long), past_key_values=cache,
-                  cache_position=torch.tensor([5]), position_ids=torch.tensor([[5]]),
-                  use_cache=True, return_dict=True)
+    kwargs = dict(
+        input_ids=torch.ones(1, 1, dtype=torch.long),
+        attention_mask=torch.ones(1, 6, dtype=torch.long),
+        past_key_values=cache,
+        cache_position=torch.tensor([5]),
+        position_ids=torch.tensor([[5]]),
+        use_cache=True,
+        return_dict=True,
+    )
     times = []
     with torch.no_grad(), Recorder(provenance=provenance):
         for _ in range(3):
@@ -87,13 +92,17 @@ def main() -> None:
             compiles[provenance] += events
             assert frames == events, (frames, events)  # every compile recorded, none invented
     ratio = statistics.median(on) / statistics.median(off)
-    print(f"compile: provenance on {statistics.median(on) * 1000:.1f} ms/round, off "
-          f"{statistics.median(off) * 1000:.1f} ms/round, ratio {ratio:.3f} "
-          f"({compiles[True]} compiles on, {compiles[False]} off, CompileCounter-checked)")
+    print(
+        f"compile: provenance on {statistics.median(on) * 1000:.1f} ms/round, off "
+        f"{statistics.median(off) * 1000:.1f} ms/round, ratio {ratio:.3f} "
+        f"({compiles[True]} compiles on, {compiles[False]} off, CompileCounter-checked)"
+    )
     call_on = per_call(program, True, args.calls)
     call_off = per_call(program, False, args.calls)
-    print(f"per call: on {call_on * 1e6:.1f} µs, off {call_off * 1e6:.1f} µs, "
-          f"ratio {call_on / call_off:.3f}")
+    print(
+        f"per call: on {call_on * 1e6:.1f} µs, off {call_off * 1e6:.1f} µs, "
+        f"ratio {call_on / call_off:.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
 """What `suggest` costs against `run` of the same scenario.
 
 Two scenarios: the seed op (configs/logprobs.yaml, 2 varying dims: exhaustive search) and five
-tensors whose dim 0 each follow their own size symbol, one symbol changing per call (5 varying
-dims: greedy search). Each command runs in a fresh process (import included, the same way for
-both), under OMP_NUM_THREADS=1, with a wrapper around recompile_probe.probe.probe that counts the
-probe runs (one strategy or candidate over one sequence). Prints, per scenario, the median wall
-time of several runs of each command, the probe runs of each, and the ratios. No asserts: the
-figures depend on the machine.
+tensors whose dim 0 each follow their own size symbol, one symbol changing per call (5 varying dims:
+greedy search). Each command runs in a fresh process (import included, the same way for both), under
+OMP_NUM_THREADS=1, with a wrapper around recompile_probe.probe.run.probe that counts the probe runs
+(one strategy or candidate over one sequence). Prints, per scenario, the median wall time of several
+runs of each command, the probe runs of each, and the ratios. No asserts: the figures depend on the
+machine.
 
     .venv/bin/python benchmarks/suggest.py [--runs 3]
 """
@@ -27,9 +27,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-COUNTED = r'''
+COUNTED = r"""
 import atexit, sys
-from recompile_probe import probe
+from recompile_probe.probe import run as probe
 calls = [0]
 real = probe.probe
 def counted(*args, **kwargs):
@@ -40,9 +40,9 @@ atexit.register(lambda: sys.stderr.write(f"\nPROBE_RUNS {calls[0]}\n"))
 from recompile_probe.cli import main
 sys.argv = ["recompile-probe", *sys.argv[1:]]
 main()
-'''
+"""
 
-FIVE = '''
+FIVE = """
 import torch
 
 def five_dims(a, b, c, d, e):
@@ -51,9 +51,9 @@ def five_dims(a, b, c, d, e):
 def make_inputs(A, B, C, D, E):
     g = torch.Generator().manual_seed(A * 10000 + B * 1000 + C * 100 + D * 10 + E)
     return tuple(torch.randn(n, 4, generator=g) for n in (A, B, C, D, E))
-'''
+"""
 
-FIVE_YAML = '''
+FIVE_YAML = """
 name: five-dims
 target: five.py:five_dims
 factory: five.py:make_inputs
@@ -64,15 +64,16 @@ sequences:   # one symbol changes per call: every dim needs a mark
       {A: 3, B: 3, C: 3, D: 3, E: 2}, {A: 3, B: 3, C: 3, D: 3, E: 3}]
 backend: eager
 repeats: 10
-'''
+"""
 
 
 def timed(args: list[str]) -> tuple[float, int, dict]:
     """Wall seconds of one fresh process, its probe runs, and its JSON report."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", COUNTED, *args], capture_output=True, text=True,
-                         env=env, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", COUNTED, *args], capture_output=True, text=True, env=env, cwd=ROOT
+    )
     wall = time.perf_counter() - start
     if out.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(args)} failed ({out.returncode}):\n{out.stderr[-2000:]}")
@@ -94,8 +95,8 @@ def measure(scenario: str, repeat: int) -> dict:
         "run_s": statistics.median(w for w, _, _ in run),
         # per process: on a timed scenario a tie before µs can go either way between processes
         "recommendations": collections.Counter(
-            r["recommendation"]["name"] if r["recommendation"] else None
-            for _, _, r in suggest),
+            r["recommendation"]["name"] if r["recommendation"] else None for _, _, r in suggest
+        ),
     }
 
 
@@ -106,20 +107,27 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "five.py").write_text(FIVE)
         Path(tmp, "five.yaml").write_text(FIVE_YAML)
-        rows = {"seed op (logprobs.yaml)": measure(str(ROOT / "configs" / "logprobs.yaml"),
-                                                   args.runs),
-                "five dims": measure(str(Path(tmp, "five.yaml")), args.runs)}
-    head = (f"{'scenario':<24} {'search':<10} {'dims':>4} {'cand.':>5} {'runs: suggest':>13} "
-            f"{'run':>4} {'ratio':>6} {'wall s: suggest':>15} {'run':>5} {'ratio':>6}")
+        rows = {
+            "seed op (logprobs.yaml)": measure(str(ROOT / "configs" / "logprobs.yaml"), args.runs),
+            "five dims": measure(str(Path(tmp, "five.yaml")), args.runs),
+        }
+    head = (
+        f"{'scenario':<24} {'search':<10} {'dims':>4} {'cand.':>5} {'runs: suggest':>13} "
+        f"{'run':>4} {'ratio':>6} {'wall s: suggest':>15} {'run':>5} {'ratio':>6}"
+    )
     print(head)
     print("-" * len(head))
     for name, r in rows.items():
-        print(f"{name:<24} {r['search']:<10} {r['dims']:>4} {r['candidates']:>5} "
-              f"{r['suggest_runs']:>13} {r['run_runs']:>4} "
-              f"{r['suggest_runs'] / r['run_runs']:>6.1f} {r['suggest_s']:>15.1f} "
-              f"{r['run_s']:>5.1f} {r['suggest_s'] / r['run_s']:>6.1f}")
-    print(f"\nmedian of {args.runs} fresh processes per command, OMP_NUM_THREADS=1; runs = probe "
-          "runs (one strategy or candidate over one sequence), counted around probe.probe")
+        print(
+            f"{name:<24} {r['search']:<10} {r['dims']:>4} {r['candidates']:>5} "
+            f"{r['suggest_runs']:>13} {r['run_runs']:>4} "
+            f"{r['suggest_runs'] / r['run_runs']:>6.1f} {r['suggest_s']:>15.1f} "
+            f"{r['run_s']:>5.1f} {r['suggest_s'] / r['run_s']:>6.1f}"
+        )
+    print(
+        f"\nmedian of {args.runs} fresh processes per command, OMP_NUM_THREADS=1; runs = probe "
+        "runs (one strategy or candidate over one sequence), counted around probe.probe"
+    )
     for name, r in rows.items():
         said = ", ".join(f"{rec} ({n}x)" for rec, n in r["recommendations"].most_common())
         print(f"{name}: recommended {said}")

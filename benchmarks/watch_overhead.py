@@ -17,7 +17,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-LOOP = textwrap.dedent('''
+LOOP = textwrap.dedent("""
     import sys, time, torch
     torch.set_num_threads(1)
 
@@ -33,7 +33,7 @@ LOOP = textwrap.dedent('''
     for _ in range(calls):
         step(x, values)
     print(f"LOOP {time.perf_counter() - start:.6f}")
-''')
+""")
 
 
 def loop_seconds(cmd: list[str]) -> float:

@@ -30,7 +30,7 @@ import textwrap
 import time
 from pathlib import Path
 
-SHORT = textwrap.dedent('''
+SHORT = textwrap.dedent("""
     import torch
 
     @torch.compile(backend="eager")
@@ -48,15 +48,16 @@ SHORT = textwrap.dedent('''
     x, values = torch.randn(8, 64), torch.randn(8, 1)
     for _ in range(1000):
         step(x, values)
-''')
+""")
 
 
 def measure(cmd: list[str], cwd: str | None, env: dict) -> tuple[float, float]:
     """(wall s, CPU s of the process and every descendant it waited for)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    subprocess.run(
+        cmd, check=True, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -76,8 +77,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         short = Path(tmp, "short_program.py")
         short.write_text(SHORT)
-        programs = {"python -c 'import torch'": [py, "-c", "import torch"],
-                    "short compiled program": [py, str(short)]}
+        programs = {
+            "python -c 'import torch'": [py, "-c", "import torch"],
+            "short compiled program": [py, str(short)],
+        }
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for i in range(args.runs):
             for name, cmd in programs.items():
@@ -87,15 +90,19 @@ def main() -> None:
             print(f"run {i + 1}/{args.runs} done", file=sys.stderr)
     where = args.checkout or "this checkout"
     print(f"recompile-probe from {where}; medians over {args.runs} interleaved runs")
-    print("(wall s: what the user waits; CPU s: user+sys of every process, steadier on a busy "
-          "machine)")
+    print(
+        "(wall s: what the user waits; CPU s: user+sys of every process, steadier on a busy "
+        "machine)"
+    )
     for name in programs:
         for i, unit in ((0, "wall"), (1, "CPU ")):
             b = statistics.median(t[i] for t in times[(name, "bare")])
             w = statistics.median(t[i] for t in times[(name, "watch")])
             target = "  (target <= 1.15)" if name.startswith("short") else ""
-            print(f"{name:26} {unit} bare {b:5.2f}  under watch {w:5.2f}  "
-                  f"ratio {w / b:.2f}{target}")
+            print(
+                f"{name:26} {unit} bare {b:5.2f}  under watch {w:5.2f}  ratio {w / b:.2f}{target}"
+            )
+
 
 if __name__ == "__main__":
     main()

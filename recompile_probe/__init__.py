@@ -6,18 +6,19 @@ Importing the package does not import torch; ``record()`` does when it is entere
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from .version import __version__
 
 if TYPE_CHECKING:
-    from .recording import Recording
+    from .recording.record import Recording
 
 
 @contextlib.contextmanager
-def record() -> Iterator["Recording"]:
+def record() -> Iterator[Recording]:
     """Record every Dynamo compile in the block: ``with recompile_probe.record() as rec: ...``."""
-    from .recording import record as _record
+    from .recording.record import record as _record
 
     with _record() as recording:
         yield recording

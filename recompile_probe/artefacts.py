@@ -10,9 +10,9 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from .errors import UsageError
 
@@ -22,8 +22,7 @@ def write_atomic(path: Path, text: str) -> None:
     path = Path(path).expanduser()
     if path.parent and not path.parent.exists():
         raise UsageError(f"--output: folder {str(path.parent)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=path.parent or Path("."), prefix=f".{path.name}.",
-                               suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent or Path("."), prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

@@ -6,7 +6,9 @@ without compiling) is a ``ProbeError``: the CLI prints its message and remedy, n
 
 from __future__ import annotations
 
+import difflib
 import enum
+from typing import Any
 
 
 class ExitCode(enum.IntEnum):
@@ -69,3 +71,25 @@ class EagerFailure(ProbeError):
 
 class ReportError(ProbeError):
     """A saved report cannot be read back."""
+
+
+# --- the words errors use -------------------------------------------------------------------------
+
+
+def did_you_mean(name: Any, choices: Any) -> str | None:
+    """ "Did you mean 'mark_unbacked'?" for a misspelt name, or None when nothing is close."""
+    match = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f"Did you mean {match[0]!r}?" if match else None
+
+
+def type_name(value: Any) -> str:
+    """What a YAML value is, in words: "a mapping", "an integer", "nothing (null)"."""
+    return {
+        dict: "a mapping",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        type(None): "nothing (null)",
+    }.get(type(value), type(value).__name__)

@@ -24,38 +24,60 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import json
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 MARKERS = {"max_recompiles": "recompiles", "max_compiles": "compiles"}
-_FIGURES = pytest.StashKey[dict]()
 SCENARIO_PATTERNS = ["recompile_*.yaml", "recompile_*.yml"]
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("recompile-probe")
-    group.addoption("--recompile-report", metavar="FILE", default=None,
-                    help="write each test's torch.compile figures (compiles, recompiles, "
-                         "graphs, reasons per function) to FILE as JSON")
-    group.addoption("--recompile-scenarios", nargs="+", action="extend", default=[],
-                    metavar="DIR_OR_FILE",
-                    help="collect these scenario files (or every *.yaml/*.yml below these "
-                         "directories) as tests: one per scenario x sequence x strategy")
-    parser.addini("recompile_scenarios", type="args", default=SCENARIO_PATTERNS,
-                  help="file name patterns of scenario files collected as tests under the "
-                       "rootdir (default: recompile_*.yaml recompile_*.yml; empty: none)")
+    group.addoption(
+        "--recompile-report",
+        metavar="FILE",
+        default=None,
+        help="write each test's torch.compile figures (compiles, recompiles, "
+        "graphs, reasons per function) to FILE as JSON",
+    )
+    group.addoption(
+        "--recompile-scenarios",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="DIR_OR_FILE",
+        help="collect these scenario files (or every *.yaml/*.yml below these "
+        "directories) as tests: one per scenario x sequence x strategy",
+    )
+    parser.addini(
+        "recompile_scenarios",
+        type="args",
+        default=SCENARIO_PATTERNS,
+        help="file name patterns of scenario files collected as tests under the "
+        "rootdir (default: recompile_*.yaml recompile_*.yml; empty: none)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "max_recompiles(n, reset=False): fail the test when "
-                            "torch.compile recompiles more than n times during it")
-    config.addinivalue_line("markers", "max_compiles(n, reset=False): fail the test when "
-                            "Dynamo compiles more than n times during it")
-    config.addinivalue_line("markers", "recompile_probe: a scenario run collected from a "
-                            "scenario file (select with -m recompile_probe)")
+    config.addinivalue_line(
+        "markers",
+        "max_recompiles(n, reset=False): fail the test when "
+        "torch.compile recompiles more than n times during it",
+    )
+    config.addinivalue_line(
+        "markers",
+        "max_compiles(n, reset=False): fail the test when "
+        "Dynamo compiles more than n times during it",
+    )
+    config.addinivalue_line(
+        "markers",
+        "recompile_probe: a scenario run collected from a "
+        "scenario file (select with -m recompile_probe)",
+    )
     config._recompile_results = []  # type: ignore[attr-defined]
     config._recompile_markers = set()  # type: ignore[attr-defined]
     # Explicit scenario paths become collection arguments unless one already covers them (pytest
@@ -72,7 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture
 def recompile_recorder() -> Iterator[Any]:
     """The recorder, live for the test body: ``recompile_recorder.recompiles``, ``.explain()``."""
-    from .recording import record
+    from .recording.record import record
 
     with record() as recording:
         yield recording
@@ -85,8 +107,10 @@ def _limits(item: pytest.Item) -> tuple[dict[str, int], bool]:
         if marker is None:
             continue
         if len(marker.args) != 1 or not isinstance(marker.args[0], int) or marker.args[0] < 0:
-            raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.{name} takes one "
-                                    f"non-negative integer, e.g. @pytest.mark.{name}(0)")
+            raise pytest.UsageError(
+                f"{item.nodeid}: @pytest.mark.{name} takes one "
+                f"non-negative integer, e.g. @pytest.mark.{name}(0)"
+            )
         limits[name] = marker.args[0]
         reset = reset or bool(marker.kwargs.get("reset", False))
     return limits, reset
@@ -100,7 +124,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # Old-style hookwrapper: it works with every pluggy that pytest 7 and 8 bring, so installing
 # recompile-probe can never break a user's test session.
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
     if isinstance(item, ScenarioItem):  # a probe run: it keeps its own figures
         yield
         return
@@ -108,7 +132,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     if not limits and item.config.getoption("recompile_report") is None:
         yield
         return
-    from .recording import record
+    from .recording.record import record
 
     if reset:
         import torch
@@ -119,11 +143,13 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     _keep(item, {"nodeid": item.nodeid, **recording.to_dict()})
     if outcome.excinfo is not None:
         return  # the test failed on its own: that failure is the one to show
-    broken = [f"{name}({limit}): {getattr(recording, MARKERS[name])} {MARKERS[name]}"
-              for name, limit in limits.items() if getattr(recording, MARKERS[name]) > limit]
+    broken = [
+        f"{name}({limit}): {getattr(recording, MARKERS[name])} {MARKERS[name]}"
+        for name, limit in limits.items()
+        if getattr(recording, MARKERS[name]) > limit
+    ]
     if broken:
-        message = ("torch.compile budget exceeded: " + "; ".join(broken) + "\n"
-                   + recording.explain())
+        message = "torch.compile budget exceeded: " + "; ".join(broken) + "\n" + recording.explain()
         try:
             pytest.fail(message, pytrace=False)
         except pytest.fail.Exception as exc:
@@ -149,7 +175,8 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     output = getattr(node, "workeroutput", None) or {}
     if "recompile_results" in output:
         node.config._recompile_results.extend(
-            tuple(pair) for pair in json.loads(output["recompile_results"]))
+            tuple(pair) for pair in json.loads(output["recompile_results"])
+        )
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -168,6 +195,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 # --- scenario files as items ---------------------------------------------------------------------
 
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.suffix not in SCENARIO_SUFFIXES:
         return None
@@ -177,8 +205,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     wanted = any(resolved == p or p in resolved.parents for p in explicit)
     if not wanted and config.rootpath.resolve() in resolved.parents:
         relative = resolved.relative_to(config.rootpath.resolve()).as_posix()
-        wanted = any(fnmatch.fnmatch(relative if "/" in pattern else file_path.name, pattern)
-                     for pattern in config.getini("recompile_scenarios"))
+        wanted = any(
+            fnmatch.fnmatch(relative if "/" in pattern else file_path.name, pattern)
+            for pattern in config.getini("recompile_scenarios")
+        )
     return ScenarioFile.from_parent(parent, path=file_path) if wanted else None
 
 
@@ -187,7 +217,7 @@ class ScenarioFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         from .errors import ProbeError
-        from .scenario import load  # no torch
+        from .scenario.load import load  # no torch
 
         try:
             # Named as `check` run from here names it, so a budget's `source` (file:line) is the
@@ -200,11 +230,16 @@ class ScenarioFile(pytest.File):
             for strategy in scenario.strategies:
                 if strategy not in registered:  # so --strict-markers accepts custom strategies
                     registered.add(strategy)
-                    self.config.addinivalue_line("markers", f"{strategy}: scenario runs of "
-                                                 f"the {strategy} strategy")
+                    self.config.addinivalue_line(
+                        "markers", f"{strategy}: scenario runs of the {strategy} strategy"
+                    )
                 item = ScenarioItem.from_parent(
-                    self, name=f"{scenario.name}[{sequence}-{strategy}]", scenario=scenario,
-                    sequence=sequence, strategy=strategy)
+                    self,
+                    name=f"{scenario.name}[{sequence}-{strategy}]",
+                    scenario=scenario,
+                    sequence=sequence,
+                    strategy=strategy,
+                )
                 item.add_marker("recompile_probe")
                 item.add_marker(strategy)
                 yield item
@@ -222,24 +257,36 @@ class ScenarioItem(pytest.Item):
         self.scenario, self.sequence, self.strategy = scenario, sequence, strategy
 
     def runtest(self) -> None:
-        from . import check as check_mod
-        from .render import outcome as outcome_mod
+        from .commands import check as check_mod
+        from .render.terminal import check as outcome_mod
 
         key = (self.scenario.name, self.sequence, self.strategy)
         outcome = check_mod.run_check([self.scenario], runs={key})
         if outcome.interrupted:
             raise KeyboardInterrupt
         width = 240  # as check in CI logs: never fold a recompile reason
-        figures = {"nodeid": self.nodeid, "scenario": self.scenario.name,
-                   "path": self.scenario.path, "sequence": self.sequence,
-                   "strategy": self.strategy}
+        figures = {
+            "nodeid": self.nodeid,
+            "scenario": self.scenario.name,
+            "path": self.scenario.path,
+            "sequence": self.sequence,
+            "strategy": self.strategy,
+        }
         if outcome.failures:
-            _keep(self, {**figures, "verdict": "failed", "error": outcome.failures[0][1].message,
-                         "run": None})
+            _keep(
+                self,
+                {
+                    **figures,
+                    "verdict": "failed",
+                    "error": outcome.failures[0][1].message,
+                    "run": None,
+                },
+            )
             raise ScenarioFailure(outcome_mod.render(outcome, width=width))
         (run,) = outcome.reports[0].runs
-        verdict = ("failed" if run.violations else
-                   "skipped" if run.status == "unsupported" else "passed")
+        verdict = (
+            "failed" if run.violations else "skipped" if run.status == "unsupported" else "passed"
+        )
         _keep(self, {**figures, "verdict": verdict, "run": dataclasses.asdict(run)})
         if run.violations:
             raise ScenarioFailure(outcome_mod.render(outcome, width=width))
@@ -251,8 +298,9 @@ class ScenarioItem(pytest.Item):
             except TypeError:  # a pytest without the keyword
                 pytest.skip(message)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> str:
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> Any:  # str, or pytest's own TerminalRepr
         if isinstance(excinfo.value, ScenarioFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)

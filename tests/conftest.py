@@ -1,4 +1,5 @@
-"""Shared helpers. Counts are checked against torch's own CompileCounter, never against mocks."""
+"""Shared fixtures (helpers.py: shared functions). Counts are checked against torch's own
+CompileCounter and Dynamo's metrics, never against mocks."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["pytester"]
+from helpers import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
+pytest_plugins = ["pytester"]
 
 
 @pytest.fixture
@@ -25,57 +26,8 @@ def write_scenario(tmp_path):
     return write
 
 
-def hand_count(fn, make_args, sequence, *, dynamic=None, mark=None, batch_dims=None,
-               backend="eager", fullgraph=False, config=None):
-    """The vLLM test, by hand: a CompileCounter over the sequence in a fresh Dynamo state.
-
-    Returns (graphs, error type name or None).
-    """
-    import contextlib
-
-    import torch
-    from torch._dynamo.testing import CompileCounterWithBackend
-
-    torch._dynamo.reset()
-    counter = CompileCounterWithBackend(backend)
-    compiled = torch.compile(fn, backend=counter, dynamic=dynamic, fullgraph=fullgraph)
-    error = None
-    with contextlib.ExitStack() as stack:
-        for module, attr, value in config or ():
-            stack.enter_context(module.patch(attr, value))
-        for b in sequence:
-            args = make_args(b)
-            if mark is not None:
-                for index, dims in (batch_dims or {}).items():
-                    for d in dims:
-                        mark(args[index], d)
-            try:
-                compiled(*args)
-            except Exception as exc:  # noqa: BLE001
-                error = type(exc).__name__
-                break
-    torch._dynamo.reset()
-    return counter.frame_count, error
-
-
-def unbacked_sources_honoured() -> bool:
-    """Whether this torch honours torch.compiler.config.unbacked_sources (2.9 has it but ignores
-    it): measured by the tool's canary, which tests elsewhere check against a hand count."""
-    from recompile_probe.compat import knob_not_honoured
-
-    return knob_not_honoured("torch.compiler.config.unbacked_sources") is None
-
-
-def torch_at_least(version: str) -> bool:
-    import torch
-
-    def parts(v: str) -> tuple[int, ...]:
-        return tuple(int(p) for p in v.split("+")[0].split(".")[:2])
-
-    return parts(torch.__version__) >= parts(version)
-
-
 # --- every JSON report a test writes validates against the shipped schema -------------------------
+
 
 def _schema_for(doc):
     """The schema name of a document the tool writes (schema_version 1), else None."""
@@ -109,7 +61,7 @@ def _reports_validate(request):
         return
     import json
 
-    from recompile_probe.schema import SCHEMAS
+    from recompile_probe.schema.catalog import SCHEMAS
 
     for path in sorted(Path(tmp).rglob("*.json")):
         if path.stat().st_size > 20_000_000:
@@ -121,10 +73,15 @@ def _reports_validate(request):
         name = _schema_for(doc)
         if name is None:
             continue
-        errors = sorted(jsonschema.Draft202012Validator(_SCHEMA_CACHE.setdefault(
-            name, SCHEMAS[name]())).iter_errors(doc), key=lambda e: list(e.path))
-        assert not errors, (f"{path.name} does not validate against the {name} schema: "
-                            + "; ".join(f"{list(e.path)}: {e.message[:200]}" for e in errors[:5]))
+        errors = sorted(
+            jsonschema.Draft202012Validator(
+                _SCHEMA_CACHE.setdefault(name, SCHEMAS[name]())
+            ).iter_errors(doc),
+            key=lambda e: list(e.path),
+        )
+        assert not errors, f"{path.name} does not validate against the {name} schema: " + "; ".join(
+            f"{list(e.path)}: {e.message[:200]}" for e in errors[:5]
+        )
 
 
 _SCHEMA_CACHE: dict = {}

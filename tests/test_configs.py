@@ -13,14 +13,15 @@ import importlib
 import pytest
 import torch
 
-from conftest import hand_count
-from recompile_probe import check
-from recompile_probe import scenario as scenario_mod
-from recompile_probe.session import run_scenario
-from recompile_probe.strategies import BATCH_SOURCES
+from helpers import hand_count
+from recompile_probe.analysis.check import judge
+from recompile_probe.execution.session import run_scenario
+from recompile_probe.scenario.load import load
+from recompile_probe.scenario.model import default_path
+from recompile_probe.strategies.model import BATCH_SOURCES
 from recompile_probe.targets import loader
 
-CONFIGS = scenario_mod.default_path().parent
+CONFIGS = default_path().parent
 MARK_FUNCTIONS = {
     "dynamic": torch._dynamo.mark_dynamic,
     "maybe_dynamic": torch._dynamo.maybe_mark_dynamic,
@@ -39,8 +40,11 @@ SOURCES = {
 def test_every_shipped_config_is_tested():
     shipped = {p.name for p in CONFIGS.glob("*.yaml")}
     # several size symbols: counted by hand and against `watch` in test_symbols.py
-    assert shipped == set(SOURCES) | {"inductor.yaml", "prefill_decode.yaml",
-                                      "prefill_decode_generate.yaml"}
+    assert shipped == set(SOURCES) | {
+        "inductor.yaml",
+        "prefill_decode.yaml",
+        "prefill_decode_generate.yaml",
+    }
 
 
 def _by_hand(scenario, target, strategy_name, sequence, sources):
@@ -52,17 +56,29 @@ def _by_hand(scenario, target, strategy_name, sequence, sources):
     config = []
     for dotted, value in strategy.config.items():
         module_name, _, attr = dotted.rpartition(".")
-        config.append((importlib.import_module(module_name), attr,
-                       sources if value == BATCH_SOURCES else value))
-    return hand_count(target.fn, target.make_args, sequence, dynamic=strategy.dynamic,
-                      mark=mark, batch_dims=target.batch_dims, config=config,
-                      backend=scenario.backend,
-                      fullgraph=bool({**scenario.compile, **strategy.compile}.get("fullgraph")))
+        config.append(
+            (
+                importlib.import_module(module_name),
+                attr,
+                sources if value == BATCH_SOURCES else value,
+            )
+        )
+    return hand_count(
+        target.fn,
+        target.make_args,
+        sequence,
+        dynamic=strategy.dynamic,
+        mark=mark,
+        batch_dims=target.batch_dims,
+        config=config,
+        backend=scenario.backend,
+        fullgraph=bool({**scenario.compile, **strategy.compile}.get("fullgraph")),
+    )
 
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_shipped_config_runs_and_matches_compile_counter(name):
-    scenario = dataclasses.replace(scenario_mod.load(CONFIGS / name), repeats=2)
+    scenario = dataclasses.replace(load(CONFIGS / name), repeats=2)
     report = run_scenario(scenario)
     assert report.complete
     assert len(report.runs) == len(scenario.strategies) * len(scenario.sequences)
@@ -79,12 +95,17 @@ def test_shipped_config_runs_and_matches_compile_counter(name):
         assert run.outputs_match is True, where
         assert run.failed_compiles == 0, where
     if name == "ci_budgets.yaml":  # the gate it ships passes on the op it gates
-        judged, checked = check.judge(report, scenario)
+        judged, checked = judge(report, scenario)
         # On a torch that lacks a strategy's knob its budgets cannot be verified, and fail.
-        assert checked > 0 and [r.violations for r in judged.runs
-                                if r.violations and r.strategy not in unsupported] == []
+        assert (
+            checked > 0
+            and [
+                r.violations for r in judged.runs if r.violations and r.strategy not in unsupported
+            ]
+            == []
+        )
 
 
 def test_user_callable_is_an_nn_module():
-    scenario = scenario_mod.load(CONFIGS / "user_callable.yaml")
+    scenario = load(CONFIGS / "user_callable.yaml")
     assert isinstance(loader.load(scenario).fn, torch.nn.Module)

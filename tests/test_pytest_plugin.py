@@ -8,7 +8,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-SAMPLER = '''
+SAMPLER = """
 import pytest
 import torch
 
@@ -24,11 +24,13 @@ def marked(b):
     torch._dynamo.decorators.mark_unbacked(x, 0)
     torch._dynamo.decorators.mark_unbacked(v, 0)
     return x, v
-'''
+"""
 
 
 def test_marker_fails_a_recompiling_test_and_passes_a_clean_one(pytester):
-    pytester.makepyfile(SAMPLER + '''
+    pytester.makepyfile(
+        SAMPLER
+        + """
 @pytest.mark.max_recompiles(0, reset=True)
 def test_vllm_before_the_fix():
     for b in (1, 2, 8):
@@ -43,18 +45,23 @@ def test_vllm_after_the_fix():
 def test_max_compiles_holds():
     for b in (1, 2, 8):
         count_greater_than(*marked(b))
-''')
+"""
+    )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines([
-        "*test_vllm_before_the_fix*",
-        "*torch.compile budget exceeded: max_recompiles(0): 1 recompiles*",
-        "*tensor 'x' size mismatch at index 0. expected 1, actual 2*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_vllm_before_the_fix*",
+            "*torch.compile budget exceeded: max_recompiles(0): 1 recompiles*",
+            "*tensor 'x' size mismatch at index 0. expected 1, actual 2*",
+        ]
+    )
 
 
 def test_fixture_and_report(pytester, tmp_path):
-    pytester.makepyfile(SAMPLER + '''
+    pytester.makepyfile(
+        SAMPLER
+        + """
 def test_uses_fixture(recompile_recorder):
     torch._dynamo.reset()
     for b in (1, 2, 8):
@@ -67,30 +74,33 @@ def test_uses_fixture(recompile_recorder):
 
 def test_plain():
     assert True
-''')
+"""
+    )
     report = tmp_path / "recompiles.json"
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider",
-                                           f"--recompile-report={report}")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--recompile-report={report}")
     result.assert_outcomes(passed=2)
     data = json.loads(report.read_text())
     by = {t["nodeid"].split("::")[1]: t for t in data["tests"]}
     assert by["test_uses_fixture"]["recompiles"] == 1
     (reason,) = by["test_uses_fixture"]["functions"][0]["reasons"]
     origin = reason.pop("origin")  # where x was first used: a static size has no creating line
-    assert reason == {"kind": "zero_one_specialization", "count": 1,
-                      "text": "tensor 'x' size mismatch at index 0. expected 1, actual 2"}
+    assert reason == {
+        "kind": "zero_one_specialization",
+        "count": 1,
+        "text": "tensor 'x' size mismatch at index 0. expected 1, actual 2",
+    }
     assert origin["role"] == "first_use" and origin["function"] == "count_greater_than"
     assert by["test_plain"]["compiles"] == 0
 
 
 def test_bad_marker_argument_is_a_usage_error(pytester):
-    pytester.makepyfile('''
+    pytester.makepyfile("""
 import pytest
 
 @pytest.mark.max_recompiles("zero")
 def test_x():
     pass
-''')
+""")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*takes one non-negative integer*"])
@@ -99,7 +109,9 @@ def test_x():
 def test_fixture_and_marker_nested_both_see_every_compile(pytester, tmp_path):
     # Two recorders at once (the fixture's around the marker's): each sees the same compiles,
     # and Dynamo's own records (grouped by frame id) agree with both.
-    pytester.makepyfile(SAMPLER + '''
+    pytester.makepyfile(
+        SAMPLER
+        + """
 from torch._dynamo.utils import get_compilation_metrics
 
 @pytest.mark.max_recompiles(0, reset=True)
@@ -110,10 +122,10 @@ def test_nested(recompile_recorder):
     records = get_compilation_metrics()[before:]
     assert recompile_recorder.compiles == len(records) == 2
     assert recompile_recorder.recompiles == sum((m.cache_size or 0) > 0 for m in records) == 1
-''')
+"""
+    )
     report = tmp_path / "figures.json"
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider",
-                                           f"--recompile-report={report}")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--recompile-report={report}")
     result.assert_outcomes(failed=1)  # the marker's budget, not the body's asserts
     result.stdout.fnmatch_lines(["*max_recompiles(0): 1 recompiles*"])
     (test,) = json.loads(report.read_text())["tests"]
@@ -122,7 +134,7 @@ def test_nested(recompile_recorder):
 
 # --- scenario files as items ---------------------------------------------------------------------
 
-GATE = '''
+GATE = """
 name: gate
 target: logprobs.count_greater_than
 params: {vocab_size: 64}
@@ -132,53 +144,73 @@ repeats: 3
 expect:
   mark_unbacked: {max_recompiles: 0}
   default: {max_recompiles: 0}
-'''
+"""
 
 
 def test_scenario_items_pass_fail_and_skip_with_check_s_verdicts(pytester, tmp_path):
-    from conftest import hand_count
-    from recompile_probe.targets.logprobs import count_greater_than
-
     import torch
+
+    from helpers import hand_count
+    from recompile_probe.targets.logprobs import count_greater_than
 
     pytester.makefile(".yaml", recompile_gate=GATE)  # collected by its name alone
     report = tmp_path / "items.json"
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs",
-                                           f"--recompile-report={report}")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-rs", f"--recompile-report={report}"
+    )
     result.assert_outcomes(passed=1, failed=1, skipped=1)
-    result.stdout.fnmatch_lines([
-        "*_ gate[[]rl-default[]] _*",
-        "Budget violations",
-        "*gate*rl*default*max_recompiles*≤ 0*1*call 1 (B 1 → 2): 0/0: tensor 'x' size mismatch "
-        "at index 0. expected 1, actual 2*",
-        "*1 budgets checked: 1 violated*",
-        "SKIPPED [[]1[]] recompile_gate.yaml*as_is is unsupported in this torch: the target is "
-        "not torch.compile'd*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*_ gate[[]rl-default[]] _*",
+            "Budget violations",
+            "*gate*rl*default*max_recompiles*≤ 0*1*call 1 (B 1 → 2): 0/0: tensor 'x' size mismatch "
+            "at index 0. expected 1, actual 2*",
+            "*1 budgets checked: 1 violated*",
+            "SKIPPED [[]1[]] recompile_gate.yaml*as_is is unsupported in this torch: the target is "
+            "not torch.compile'd*",
+        ]
+    )
     assert "Captured log" not in result.stdout.str()
     tests = {t["strategy"]: t for t in json.loads(report.read_text())["tests"]}
     assert {s: t["verdict"] for s, t in tests.items()} == {
-        "mark_unbacked": "passed", "default": "failed", "as_is": "skipped"}
+        "mark_unbacked": "passed",
+        "default": "failed",
+        "as_is": "skipped",
+    }
     # the figures are Dynamo's: an independent CompileCounter over the same op and sequence
     make = lambda b: (torch.randn(b, 64), torch.randn(b, 1))  # noqa: E731
     graphs, _ = hand_count(count_greater_than, make, (1, 2, 8))
     assert tests["default"]["run"]["compiles"] == graphs == 2
     assert tests["default"]["run"]["recompiles"] == graphs - 1
-    marked, _ = hand_count(count_greater_than, make, (1, 2, 8), batch_dims={0: [0], 1: [0]},
-                           mark=torch._dynamo.decorators.mark_unbacked)
+    marked, _ = hand_count(
+        count_greater_than,
+        make,
+        (1, 2, 8),
+        batch_dims={0: [0], 1: [0]},
+        mark=torch._dynamo.decorators.mark_unbacked,
+    )
     assert tests["mark_unbacked"]["run"]["compiles"] == marked == 1
     assert tests["default"]["run"]["violations"][0]["budget"] == "max_recompiles"
 
 
 def test_scenario_items_markers_ini_patterns_and_explicit_paths(pytester):
     pytester.makefile(".yaml", recompile_gate=GATE)
-    pytester.mkdir("ci").joinpath("gate2.yaml").write_text(GATE.replace("name: gate",
-                                                                        "name: gate2"))
-    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q",
-                                      "-m", "recompile_probe and default", "--strict-markers")
+    pytester.mkdir("ci").joinpath("gate2.yaml").write_text(
+        GATE.replace("name: gate", "name: gate2")
+    )
+    r = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--collect-only",
+        "-q",
+        "-m",
+        "recompile_probe and default",
+        "--strict-markers",
+    )
     r.stdout.fnmatch_lines(["recompile_gate.yaml::gate[[]rl-default[]]", "*1/3 tests*"])
-    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q",
-                                      "--recompile-scenarios", "ci")
+    r = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--collect-only", "-q", "--recompile-scenarios", "ci"
+    )
     r.stdout.fnmatch_lines(["*6 tests collected*"])
     assert "ci/gate2.yaml::gate2[rl-as_is]" in r.stdout.str()
     pytester.makeini("[pytest]\nrecompile_scenarios = ci/*.yaml\n")
@@ -197,14 +229,15 @@ def test_scenario_items_markers_ini_patterns_and_explicit_paths(pytester):
 def test_xdist_items_equal_serial_items_and_check_for_every_shipped_config(pytester, monkeypatch):
     """Every shipped config (inductor.yaml on the eager backend to keep it quick; nothing else
     shortened): serial pytest, `pytest -n 2` and `check` agree on every run's counts, status,
-    reasons and violations (timings and per-process ids excluded: shard.comparable)."""
+    reasons and violations (timings and per-process ids excluded: records.comparable)."""
     import shutil
     import subprocess
     import sys
     from pathlib import Path
 
-    from recompile_probe import check, shard
-    from recompile_probe.model import reports_from_json, run_from_dict
+    from recompile_probe.commands import shard
+    from recompile_probe.commands.check import load_all
+    from recompile_probe.records.report import reports_from_json, run_from_dict
 
     pytest.importorskip("xdist")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
@@ -215,31 +248,45 @@ def test_xdist_items_equal_serial_items_and_check_for_every_shipped_config(pytes
     outcomes, runs = {}, {}
     for mode, extra in (("serial", []), ("xdist", ["-n", "2"])):
         out = pytester.path / f"{mode}.json"
-        r = pytester.runpytest_subprocess("-p", "no:cacheprovider", *extra,
-                                          "--recompile-scenarios", "configs",
-                                          f"--recompile-report={out}")
+        r = pytester.runpytest_subprocess(
+            "-p",
+            "no:cacheprovider",
+            *extra,
+            "--recompile-scenarios",
+            "configs",
+            f"--recompile-report={out}",
+        )
         outcomes[mode] = r.parseoutcomes()
         tests = json.loads(out.read_text())["tests"]
-        runs[mode] = [(t["nodeid"], t["verdict"], _comparable(run_from_dict(t["run"])))
-                      for t in tests]
-    assert outcomes["serial"] == {k: v for k, v in outcomes["xdist"].items()
-                                  if k in outcomes["serial"]}
+        runs[mode] = [
+            (t["nodeid"], t["verdict"], _comparable(run_from_dict(t["run"]))) for t in tests
+        ]
+    assert outcomes["serial"] == {
+        k: v for k, v in outcomes["xdist"].items() if k in outcomes["serial"]
+    }
     assert runs["serial"] == runs["xdist"]
-    assert len(runs["serial"]) == len(shard.plan(check.load_all([configs], None, None)))
-    live = subprocess.run([sys.executable, "-m", "recompile_probe", "check", "configs", "-q",
-                           "--json", "live.json"], cwd=pytester.path, capture_output=True,
-                          text=True)
-    checked = [_comparable(run) for rep in reports_from_json(
-        (pytester.path / "live.json").read_text()) for run in rep.runs]
+    assert len(runs["serial"]) == len(shard.plan(load_all([configs], None, None)))
+    live = subprocess.run(
+        [sys.executable, "-m", "recompile_probe", "check", "configs", "-q", "--json", "live.json"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+    )
+    checked = [
+        _comparable(run)
+        for rep in reports_from_json((pytester.path / "live.json").read_text())
+        for run in rep.runs
+    ]
     assert [c for _, _, c in runs["serial"]] == checked
     assert [v for _, v, _ in runs["serial"]].count("failed") == sum(
-        bool(c["violations"]) for c in checked)
+        bool(c["violations"]) for c in checked
+    )
     assert live.returncode == (1 if any(c["violations"] for c in checked) else 0)
 
 
 def _comparable(run):
-    from recompile_probe import shard
-    from recompile_probe.model import Environment, Report, ScenarioRef, Tool
+    from dataclasses import asdict
 
-    report = Report(Tool("", ""), Environment(None, "", ""), ScenarioRef("", None), (run,))
-    return shard.comparable(report)["runs"][0]
+    from recompile_probe.records.comparable import comparable
+
+    return comparable(asdict(run))

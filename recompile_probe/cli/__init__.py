@@ -8,10 +8,19 @@ work without torch.
 
 from __future__ import annotations
 
-from . import run, explain, check, diff, watch, summarize, listing, render  # noqa: F401,E401
-from . import merge  # noqa: F401,E402
-from . import schema  # noqa: F401,E402
-from . import suggest  # noqa: F401,E402
+from . import (  # noqa: F401,E401
+    check,
+    diff,
+    explain,
+    listing,
+    merge,  # noqa: F401,E402
+    render,
+    run,
+    schema,  # noqa: F401,E402
+    suggest,  # noqa: F401,E402
+    summarize,
+    watch,
+)
 from .common import app
 
 __all__ = ["app", "main"]

@@ -4,70 +4,121 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 from ..artefacts import Artefacts, append_step_summary
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from ..analysis.check import Outcome
+    from ..commands.shard import Shard
+    from ..scenario.model import Scenario
 from .common import (
-    DEBUG_OPTION, QUIET_OPTION, RUN_TIMEOUT_OPTION, app, use_color, csv_list, err,
-    errors_to_exit, progress, read_reports, term_width)
+    DEBUG_OPTION,
+    QUIET_OPTION,
+    RUN_TIMEOUT_OPTION,
+    app,
+    csv_list,
+    err,
+    errors_to_exit,
+    progress,
+    read_reports,
+    term_width,
+    use_color,
+)
 
 
-@app.command(help="Run scenarios and gate on their budgets (the `expect:` section).\n\n"
-             "Exit 0: every budget holds; 1: a budget is broken or the baseline regressed; "
-             "2: usage or scenario error; 3: a target fails without torch.compile, or an "
-             "internal error. Every violation is reported, not just the first.")
+@app.command(
+    help="Run scenarios and gate on their budgets (the `expect:` section).\n\n"
+    "Exit 0: every budget holds; 1: a budget is broken or the baseline regressed; "
+    "2: usage or scenario error; 3: a target fails without torch.compile, or an "
+    "internal error. Every violation is reported, not just the first."
+)
 def check(
     scenarios: List[Path] = typer.Argument(..., help="Scenario files or directories of them."),
     strategy: Optional[List[str]] = typer.Option(
-        None, "--strategy", "-s", help="Only these strategies (repeat, or a,b)."),
+        None, "--strategy", "-s", help="Only these strategies (repeat, or a,b)."
+    ),
     max_recompiles: Optional[int] = typer.Option(
-        None, "--max-recompiles", min=0, help="A budget for every run, over the files' own."),
+        None, "--max-recompiles", min=0, help="A budget for every run, over the files' own."
+    ),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here."),
-    markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write a Markdown summary "
-                                            "here (also appended to $GITHUB_STEP_SUMMARY)."),
+    markdown: Optional[Path] = typer.Option(
+        None,
+        "--markdown",
+        help="Write a Markdown summary here (also appended to $GITHUB_STEP_SUMMARY).",
+    ),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
-    html_out: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML "
-                                            "report here (tables, timelines, reasons; no "
-                                            "network), to open in a browser."),
+    html_out: Optional[Path] = typer.Option(
+        None,
+        "--html",
+        help="Write a self-contained HTML "
+        "report here (tables, timelines, reasons; no "
+        "network), to open in a browser.",
+    ),
     baseline: Optional[Path] = typer.Option(
-        None, "--baseline", help="A JSON report to compare with: more compiles, recompiles, "
-        "graphs or guards than it is a regression (exit 1)."),
-    tolerance: int = typer.Option(0, "--tolerance", min=0, help="Allowed increase per count "
-                                  "before it is a regression."),
+        None,
+        "--baseline",
+        help="A JSON report to compare with: more compiles, recompiles, "
+        "graphs or guards than it is a regression (exit 1).",
+    ),
+    tolerance: int = typer.Option(
+        0, "--tolerance", min=0, help="Allowed increase per count before it is a regression."
+    ),
     update_baseline: bool = typer.Option(
-        False, "--update-baseline", help="Rewrite --baseline with this run (accepting its "
-        "changes); created if missing."),
+        False,
+        "--update-baseline",
+        help="Rewrite --baseline with this run (accepting its changes); created if missing.",
+    ),
     shard: Optional[str] = typer.Option(
-        None, "--shard", help="Run only shard K of N (e.g. 2/3): a deterministic, cost-balanced "
-        "share of the runs, for a CI matrix; --json writes a shard report for `merge`."),
+        None,
+        "--shard",
+        help="Run only shard K of N (e.g. 2/3): a deterministic, cost-balanced "
+        "share of the runs, for a CI matrix; --json writes a shard report for `merge`.",
+    ),
     from_report: Optional[Path] = typer.Option(
-        None, "--from-report", help="Run nothing: judge the budgets (and --baseline) on this "
-        "saved report, e.g. merged shards. No torch needed."),
+        None,
+        "--from-report",
+        help="Run nothing: judge the budgets (and --baseline) on this "
+        "saved report, e.g. merged shards. No torch needed.",
+    ),
     jobs: str = typer.Option(
-        "1", "--jobs", "-j", help="Worker processes running the runs side by side, reused "
-        "between runs and scenarios: a number or auto (one per core). Same verdicts."),
+        "1",
+        "--jobs",
+        "-j",
+        help="Worker processes running the runs side by side, reused "
+        "between runs and scenarios: a number or auto (one per core). Same verdicts.",
+    ),
     timeout: Optional[float] = RUN_TIMEOUT_OPTION,
     quiet: bool = QUIET_OPTION,
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
-        from .. import check as check_mod
-        from ..session import open_pool, parse_jobs
-        from ..model import reports_to_json
+        from ..commands import check as check_mod
+        from ..execution.session import open_pool, parse_jobs
+        from ..records.report import reports_to_json
         from ..render import junit as junit_mod
-        from ..render import outcome as outcome_mod
+        from ..render import markdown as markdown_mod
+        from ..render.terminal import check as outcome_mod
 
         if update_baseline and baseline is None:
             raise UsageError("--update-baseline needs --baseline FILE")
         workers = parse_jobs(jobs)
         if timeout is not None and (workers == 1 or timeout <= 0):
-            raise UsageError("--timeout needs --jobs N (2 or more) and a positive number of "
-                             "seconds")
-        files = Artefacts({"junit": junit, "markdown": markdown, "json": json_out,
-                           "html": html_out, "baseline": baseline})
+            raise UsageError(
+                "--timeout needs --jobs N (2 or more) and a positive number of seconds"
+            )
+        files = Artefacts(
+            {
+                "junit": junit,
+                "markdown": markdown,
+                "json": json_out,
+                "html": html_out,
+                "baseline": baseline,
+            }
+        )
         files.check()
         names = [n for item in strategy or () for n in csv_list(item, "--strategy") or ()] or None
         loaded = check_mod.load_all(scenarios, names, max_recompiles)
@@ -78,18 +129,29 @@ def check(
         total = sum(len(s.strategies) * len(s.sequences) for s in loaded)
         if from_report is not None:
             outcome = check_mod.from_reports(
-                loaded, read_reports(from_report), source=str(from_report),
+                loaded,
+                read_reports(from_report),
+                source=str(from_report),
                 baseline=stored if stored is not None else ([] if update_baseline else None),
-                tolerance=tolerance, accept_baseline=update_baseline)
+                tolerance=tolerance,
+                accept_baseline=update_baseline,
+            )
         else:
             pool = open_pool(workers, timeout=timeout, debug=debug) if workers > 1 else None
             try:
                 with progress(len(part.runs) if part else total, quiet) as (on_start, on_run):
                     outcome = check_mod.run_check(
-                        loaded, baseline=stored if stored is not None else
-                        ([] if update_baseline else None), tolerance=tolerance,
-                        accept_baseline=update_baseline, on_start=on_start, on_run=on_run,
-                        runs=part.keys if part else None, pool=pool)
+                        loaded,
+                        baseline=stored
+                        if stored is not None
+                        else ([] if update_baseline else None),
+                        tolerance=tolerance,
+                        accept_baseline=update_baseline,
+                        on_start=on_start,
+                        on_run=on_run,
+                        runs=part.keys if part else None,
+                        pool=pool,
+                    )
             finally:
                 if pool is not None:
                     pool.close()
@@ -99,42 +161,55 @@ def check(
         sys.stdout.write(outcome_mod.render(outcome, color=color, width=width))
         errors = [(s.name, s.path or "", e.message) for s, e in outcome.failures]
         files.write("junit", lambda: junit_mod.render_many(outcome.reports, errors))
-        md = outcome_mod.markdown(outcome)
+        md = markdown_mod.check(outcome)
         files.write("markdown", lambda: md)
         append_step_summary(md)
-        files.write("json", lambda: reports_to_json(outcome.reports) if part is None else
-                    _shard_json(outcome, part))
-        from ..render import html as html_mod
+        files.write(
+            "json",
+            lambda: (
+                reports_to_json(outcome.reports) if part is None else _shard_json(outcome, part)
+            ),
+        )
+        from ..render.html.report import outcome as html_outcome
 
-        files.write("html", lambda: html_mod.outcome(outcome))
+        files.write("html", lambda: html_outcome(outcome))
         if update_baseline and not outcome.failures and not outcome.interrupted:
             files.write("baseline", lambda: reports_to_json(outcome.reports))
             err.print(f"baseline {baseline} updated")
         raise typer.Exit(int(outcome.exit_code))
 
 
-def _shard(loaded: list, value: str | None, baseline: Path | None, from_report: Path | None):
+def _shard(
+    loaded: list[Scenario], value: str | None, baseline: Path | None, from_report: Path | None
+) -> Shard | None:
     """--shard K/N -> the shard's runs (None without the flag)."""
     if value is None:
         return None
-    from .. import shard as shard_mod
+    from ..commands import shard as shard_mod
 
     if from_report is not None:
-        raise UsageError("--shard and --from-report exclude each other",
-                         "Run the shards, `recompile-probe merge` their --json files, then "
-                         "`check --from-report` the merged one.")
+        raise UsageError(
+            "--shard and --from-report exclude each other",
+            "Run the shards, `recompile-probe merge` their --json files, then "
+            "`check --from-report` the merged one.",
+        )
     if baseline is not None:
-        raise UsageError("--shard: compare with the baseline on the merged report",
-                         "`recompile-probe merge` the shards' --json files, then `check "
-                         "--from-report all.json --baseline FILE`.")
+        raise UsageError(
+            "--shard: compare with the baseline on the merged report",
+            "`recompile-probe merge` the shards' --json files, then `check "
+            "--from-report all.json --baseline FILE`.",
+        )
     part = shard_mod.select(loaded, *shard_mod.parse(value))
-    err.print(f"shard {part.label}: {len(part.runs)} of {len(part.plan)} runs "
-              f"(cost {part.cost} of {sum(r.cost for r in part.plan)})")
+    err.print(
+        f"shard {part.label}: {len(part.runs)} of {len(part.plan)} runs "
+        f"(cost {part.cost} of {sum(r.cost for r in part.plan)})"
+    )
     return part
 
 
-def _shard_json(outcome, part) -> str:
-    from .. import shard as shard_mod
+def _shard_json(outcome: Outcome, part: Shard) -> str:
+    from ..commands import shard as shard_mod
 
-    return shard_mod.to_json(outcome.reports, part,
-                             [(s.name, s.path, e.message) for s, e in outcome.failures])
+    return shard_mod.to_json(
+        outcome.reports, part, [(s.name, s.path, e.message) for s, e in outcome.failures]
+    )

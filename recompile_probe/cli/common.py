@@ -11,21 +11,24 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from .. import __version__
 from ..artefacts import writable, write_atomic  # noqa: F401  (re-exported for commands)
-from ..errors import ExitCode, ProbeError, UsageError
+from ..errors import ExitCode, ProbeError, UsageError, did_you_mean
+from ..version import __version__
+
+if TYPE_CHECKING:
+    from ..records.report import Report
 
 app = typer.Typer(
     name="recompile-probe",
     help="Find, explain and prevent torch.compile (Dynamo) recompilations.\n\n"
-         "Drives a target through batch-size sequences under each specialization strategy and "
-         "compares compiles, recompiles, guards, compile time, per-call cost and correctness.",
+    "Drives a target through batch-size sequences under each specialization strategy and "
+    "compares compiles, recompiles, guards, compile time, per-call cost and correctness.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="rich",
@@ -51,8 +54,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """Find, explain and prevent torch.compile (Dynamo) recompilations."""
 
@@ -76,8 +80,9 @@ def errors_to_exit(debug: bool) -> Iterator[None]:
     except Exception as exc:  # noqa: BLE001
         if debug:
             err.print_exception()
-        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))}",
-                  soft_wrap=True)
+        err.print(
+            f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))}", soft_wrap=True
+        )
         if not debug:
             err.print("  Re-run with --debug for the traceback, and please report it.")
         raise typer.Exit(int(ExitCode.TARGET_OR_INTERNAL)) from None
@@ -101,8 +106,9 @@ def sizes_arg(value: str | None) -> list[int] | str | None:
     try:
         sizes = [int(v) for v in items]
     except ValueError:
-        raise UsageError(f"--sequence: batch sizes are integers, got {value!r}",
-                         "e.g. --sequence 1,2,8") from None
+        raise UsageError(
+            f"--sequence: batch sizes are integers, got {value!r}", "e.g. --sequence 1,2,8"
+        ) from None
     if any(s < 0 for s in sizes):
         raise UsageError(f"--sequence: batch sizes cannot be negative, got {value!r}")
     return sizes
@@ -113,9 +119,9 @@ def use_color(stream: Any = None) -> bool:
     return stream.isatty() and "NO_COLOR" not in os.environ
 
 
-def emit(report: object, fmt: str, output: Path | None) -> None:
+def emit(report: Report, fmt: str, output: Path | None) -> None:
     """The report to --output (atomically) or stdout; never both, never half."""
-    from ..render import render
+    from ..render.formats import render
 
     if output is not None:
         write_atomic(output, render(report, fmt, color=False, width=120))
@@ -129,28 +135,33 @@ def emit(report: object, fmt: str, output: Path | None) -> None:
 QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No progress on stderr.")
 DEBUG_OPTION = typer.Option(False, "--debug", help="Show tracebacks.")
 #: for commands whose runs go to the worker pool (`run` words its own: it also has --isolate)
-RUN_TIMEOUT_OPTION = typer.Option(None, "--timeout", help="Seconds per run with --jobs N; past it "
-                                  "the run is status error.")
-FORMAT_OPTION = typer.Option("table", "--format", "-f",
-                             help="table | json | markdown | junit | html")
+RUN_TIMEOUT_OPTION = typer.Option(
+    None, "--timeout", help="Seconds per run with --jobs N; past it the run is status error."
+)
+FORMAT_OPTION = typer.Option(
+    "table", "--format", "-f", help="table | json | markdown | junit | html"
+)
 
 
 def check_format(fmt: str) -> None:
-    from ..render import FORMATS
+    from ..render.formats import FORMATS
 
     if fmt not in FORMATS:
-        from ..scenario import suggest
+        raise UsageError(
+            f"--format: unknown format {fmt!r}",
+            did_you_mean(fmt, FORMATS) or f"Formats: {', '.join(FORMATS)}.",
+        )
 
-        raise UsageError(f"--format: unknown format {fmt!r}",
-                         suggest(fmt, FORMATS) or f"Formats: {', '.join(FORMATS)}.")
+
 def saving(scenario: Any, fmt: str, output: Path | None, then: Any) -> Any:
     """With --output, rewrite the file after every finished run (marked incomplete), so a crash
     mid-scenario loses only the run in progress."""
     if output is None:
         return then
-    from ..model import replace
-    from ..render import render
-    from ..session import header
+    from dataclasses import replace
+
+    from ..execution.session import header
+    from ..render.formats import render
 
     finished: list = []
 
@@ -182,8 +193,10 @@ def print_tlparse(report: Any) -> None:
     err.print("structured traces (open with tlparse, `pip install tlparse`):")
     for r in traced:
         out = str(Path(r.trace_file).with_suffix("")) + "_tlparse"
-        err.print(f"  {r.sequence_name} / {r.strategy}: tlparse {r.trace_file} -o {out} "
-                  "--no-browser", soft_wrap=True)
+        err.print(
+            f"  {r.sequence_name} / {r.strategy}: tlparse {r.trace_file} -o {out} --no-browser",
+            soft_wrap=True,
+        )
 
 
 @contextlib.contextmanager
@@ -193,32 +206,44 @@ def progress(total: int, quiet: bool) -> Iterator[tuple]:
         yield None, None
         return
     if not err.is_terminal:
-        def line(r: Any) -> None:
-            from ..analysis import plural
 
-            figures = (f"{plural(r.compiles or 0, 'compile')}, "
-                       f"{plural(r.recompiles or 0, 'recompile')}"
-                       if r.status == "ok" else (r.error.type if r.error else r.status))
+        def line(r: Any) -> None:
+            from ..analysis.verdicts import plural
+
+            figures = (
+                f"{plural(r.compiles or 0, 'compile')}, {plural(r.recompiles or 0, 'recompile')}"
+                if r.status == "ok"
+                else (r.error.type if r.error else r.status)
+            )
             err.print(f"  {r.sequence_name} / {r.strategy}: {r.status} ({figures})")
 
         err.print(f"probing {total} runs...")
         yield None, line
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
-        TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err, transient=True) as progress:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
         task = progress.add_task("starting torch", total=total)
-        yield (lambda strategy, seqs: progress.update(task, description=f"{strategy} [{seqs}]"),
-               lambda run: progress.advance(task))
+        yield (
+            lambda strategy, seqs: progress.update(task, description=f"{strategy} [{seqs}]"),
+            lambda run: progress.advance(task),
+        )
+
+
 def term_width() -> int:
     return shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
 
 
 def read_reports(path: Path) -> list:
     from ..errors import ReportError
-    from ..model import reports_from_json
+    from ..records.report import reports_from_json
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -226,18 +251,19 @@ def read_reports(path: Path) -> list:
         raise ReportError(f"{path}: cannot read ({exc.strerror or exc})") from None
     return reports_from_json(text, str(path))
 
+
 def emit_functions(report: Any, fmt: str, output: Path | None, to_stderr: bool) -> None:
-    from ..model import watch_to_json
-    from ..render import functions
+    from ..render import json, markdown
+    from ..render.terminal import functions
 
     if fmt == "json":
-        text = watch_to_json(report)
+        text = json.functions(report)
     elif fmt == "markdown":
-        text = functions.markdown(report)
+        text = markdown.functions(report)
     elif fmt == "html":
-        from ..render import html
+        from ..render.html.functions import functions as html_functions
 
-        text = html.functions(report)
+        text = html_functions(report)
     else:
         stream = sys.stderr if to_stderr else sys.stdout
         color = output is None and use_color(stream)

@@ -15,7 +15,7 @@ from .common import DEBUG_OPTION, app, errors_to_exit
 def targets() -> None:
     from rich.table import Table
 
-    from ..targets.registry import BUILTIN_TARGETS
+    from ..scenario.builtin_targets import BUILTIN_TARGETS
 
     table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
     for header in ("target", "params (defaults)", "what it is"):
@@ -26,25 +26,27 @@ def targets() -> None:
     Console(highlight=False).print(table)
     Console(highlight=False).print(
         "\nUser targets: package.module:fn or path/to/file.py:fn, with `inputs:` (tensor specs) "
-        "or `factory:` + `batch_dims:` in the scenario.")
+        "or `factory:` + `batch_dims:` in the scenario."
+    )
 
 
 @app.command(help="List the strategies (built-in, plus a scenario's custom ones).")
 def strategies(
-    scenario: Optional[Path] = typer.Argument(None, help="Also list this scenario's "
-                                              "custom_strategies.", show_default=False),
+    scenario: Optional[Path] = typer.Argument(
+        None, help="Also list this scenario's custom_strategies.", show_default=False
+    ),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
         from rich.table import Table
 
-        from ..strategies import BUILTINS
+        from ..strategies.builtins import BUILTINS
 
         known = dict(BUILTINS)
         if scenario is not None:
-            from .. import scenario as scenario_mod
+            from ..scenario.load import load
 
-            known.update(scenario_mod.load(scenario).custom_strategies)
+            known.update(load(scenario).custom_strategies)
         table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
         for header in ("strategy", "what it does", "knobs"):
             table.add_column(header, overflow="fold", no_wrap=header == "strategy")

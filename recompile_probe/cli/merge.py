@@ -12,21 +12,24 @@ from ..errors import ExitCode, ReportError
 from .common import DEBUG_OPTION, app, err, errors_to_exit, writable, write_atomic
 
 
-@app.command(help="Join the JSON reports of `check --shard K/N` into the report one unsharded "
-             "`check` writes (same runs, order and figures); then `check SCENARIO... "
-             "--from-report FILE` judges budgets and a baseline on it. No torch needed, nothing "
-             "is run.\n\nExit 0: merged; 2: the shards do not make one report (another plan, a "
-             "shard missing or twice, runs overlapping or lost, another torch); 3: a shard "
-             "could not run a scenario (it is left out, as `check` leaves it out).")
+@app.command(
+    help="Join the JSON reports of `check --shard K/N` into the report one unsharded "
+    "`check` writes (same runs, order and figures); then `check SCENARIO... "
+    "--from-report FILE` judges budgets and a baseline on it. No torch needed, nothing "
+    "is run.\n\nExit 0: merged; 2: the shards do not make one report (another plan, a "
+    "shard missing or twice, runs overlapping or lost, another torch); 3: a shard "
+    "could not run a scenario (it is left out, as `check` leaves it out)."
+)
 def merge(
     shards: List[Path] = typer.Argument(..., help="Every shard's --json report."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o",
-                                          help="Write the merged report here (default: stdout)."),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Write the merged report here (default: stdout)."
+    ),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
-        from .. import shard as shard_mod
-        from ..model import reports_to_json
+        from ..commands import shard as shard_mod
+        from ..records.report import reports_to_json
 
         writable("--output", output)
         parts = []
@@ -45,11 +48,16 @@ def merge(
         for note in merged.notes:
             err.print(f"note: {note}", soft_wrap=True)
         runs = sum(len(r.runs) for r in merged.reports)
-        err.print(f"merged {len(parts)} shards: {len(merged.reports)} scenario"
-                  f"{'s' * (len(merged.reports) != 1)}, {runs} runs"
-                  + (f" -> {output}" if output is not None else ""))
+        err.print(
+            f"merged {len(parts)} shards: {len(merged.reports)} scenario"
+            f"{'s' * (len(merged.reports) != 1)}, {runs} runs"
+            + (f" -> {output}" if output is not None else "")
+        )
         if merged.failures:
-            for name, path, message in merged.failures:
-                err.print(f"error: scenario {name} ({path}) could not run in a shard: {message}",
-                          soft_wrap=True, markup=False)
+            for name, where, message in merged.failures:
+                err.print(
+                    f"error: scenario {name} ({where}) could not run in a shard: {message}",
+                    soft_wrap=True,
+                    markup=False,
+                )
             raise typer.Exit(int(ExitCode.TARGET_OR_INTERNAL))

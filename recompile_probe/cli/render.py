@@ -9,12 +9,23 @@ from typing import Optional
 import typer
 
 from .common import (
-    DEBUG_OPTION, FORMAT_OPTION, app, check_format, use_color, emit, errors_to_exit,
-    read_reports, term_width, write_atomic)
+    DEBUG_OPTION,
+    FORMAT_OPTION,
+    app,
+    check_format,
+    emit,
+    errors_to_exit,
+    read_reports,
+    term_width,
+    use_color,
+    write_atomic,
+)
 
 
-@app.command(help="Re-render a saved JSON report (or a bundle from `check`) without running "
-             "anything; no torch needed.")
+@app.command(
+    help="Re-render a saved JSON report (or a bundle from `check`) without running "
+    "anything; no torch needed."
+)
 def render(
     report: Path = typer.Argument(..., help="A JSON report written by `run`/`check`."),
     fmt: str = FORMAT_OPTION,
@@ -27,18 +38,18 @@ def render(
         if len(reports) == 1:
             emit(reports[0], fmt, output)
             return
-        from ..model import reports_to_json
+        from ..records.report import reports_to_json
         from ..render import junit as junit_mod
-        from ..render import render as render_one
+        from ..render.formats import render as render_one
 
         if fmt == "json":
             text = reports_to_json(reports)
         elif fmt == "junit":
             text = junit_mod.render_many(reports)
         elif fmt == "html":
-            from ..render import html
+            from ..render.html.report import render_reports
 
-            text = html.render_reports(reports)  # one page, a section per report
+            text = render_reports(reports)  # one page, a section per report
         else:
             color = output is None and use_color()
             text = "\n".join(render_one(r, fmt, color=color, width=term_width()) for r in reports)

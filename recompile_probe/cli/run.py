@@ -9,45 +9,81 @@ import typer
 
 from ..errors import ExitCode, UsageError
 from .common import (
-    COUNTS_HELP, DEBUG_OPTION, FORMAT_OPTION, QUIET_OPTION, app, check_format, csv_list, emit,
-    err, errors_to_exit, print_tlparse, progress, saving, sizes_arg, trace_dir_arg, writable)
+    COUNTS_HELP,
+    DEBUG_OPTION,
+    FORMAT_OPTION,
+    QUIET_OPTION,
+    app,
+    check_format,
+    csv_list,
+    emit,
+    err,
+    errors_to_exit,
+    print_tlparse,
+    progress,
+    saving,
+    sizes_arg,
+    trace_dir_arg,
+    writable,
+)
 
 
 @app.command(help="Run a scenario under every strategy and compare them.\n\n" + COUNTS_HELP)
 def run(
     scenario: Optional[Path] = typer.Argument(
-        None, help="Scenario YAML (default: the built-in configs/logprobs.yaml).",
-        show_default=False),
+        None,
+        help="Scenario YAML (default: the built-in configs/logprobs.yaml).",
+        show_default=False,
+    ),
     strategies: Optional[str] = typer.Option(
-        None, "--strategies", "-s", help="Comma-separated strategies to run (default: the "
-        "scenario's). See `recompile-probe strategies`."),
+        None,
+        "--strategies",
+        "-s",
+        help="Comma-separated strategies to run (default: the "
+        "scenario's). See `recompile-probe strategies`.",
+    ),
     sequence: Optional[str] = typer.Option(
-        None, "--sequence", help="Ad-hoc sequence replacing the scenario's: batch sizes, e.g. "
-        "1,2,8, or points, e.g. \"B=1,S=7; B=2,S=33\"."),
-    backend: Optional[str] = typer.Option(None, "--backend", "-b",
-                                          help="eager | aot_eager | inductor"),
+        None,
+        "--sequence",
+        help="Ad-hoc sequence replacing the scenario's: batch sizes, e.g. "
+        '1,2,8, or points, e.g. "B=1,S=7; B=2,S=33".',
+    ),
+    backend: Optional[str] = typer.Option(
+        None, "--backend", "-b", help="eager | aot_eager | inductor"
+    ),
     fmt: str = FORMAT_OPTION,
     output: Optional[Path] = typer.Option(
-        None, "--output", "-o", help="Write the report to FILE (atomically) instead of stdout."),
-    isolate: str = typer.Option("inline", "--isolate",
-                                help="inline (one process) | process (a fresh process per "
-                                "strategy)"),
+        None, "--output", "-o", help="Write the report to FILE (atomically) instead of stdout."
+    ),
+    isolate: str = typer.Option(
+        "inline", "--isolate", help="inline (one process) | process (a fresh process per strategy)"
+    ),
     timeout: Optional[float] = typer.Option(
-        None, "--timeout", help="Seconds per strategy with --isolate process (per run with "
-        "--jobs N); past it the unfinished runs are status error."),
+        None,
+        "--timeout",
+        help="Seconds per strategy with --isolate process (per run with "
+        "--jobs N); past it the unfinished runs are status error.",
+    ),
     jobs: str = typer.Option(
-        "1", "--jobs", "-j", help="Worker processes running (strategy, sequence) runs side by "
+        "1",
+        "--jobs",
+        "-j",
+        help="Worker processes running (strategy, sequence) runs side by "
         "side, reused between runs: a number or auto (one per core). Above 1 implies "
-        "--isolate process (the same report, apart from timings)."),
+        "--isolate process (the same report, apart from timings).",
+    ),
     trace_dir: Optional[Path] = typer.Option(
-        None, "--trace-dir", help="Write a structured trace (TORCH_TRACE format) per strategy "
-        "under DIR/<strategy>/<sequence>.log, and print the tlparse command for each."),
+        None,
+        "--trace-dir",
+        help="Write a structured trace (TORCH_TRACE format) per strategy "
+        "under DIR/<strategy>/<sequence>.log, and print the tlparse command for each.",
+    ),
     quiet: bool = QUIET_OPTION,
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
-        from .. import scenario as scenario_mod
-        from ..session import ISOLATION_MODES, parse_jobs, run_scenario
+        from ..execution.session import ISOLATION_MODES, parse_jobs, run_scenario
+        from ..scenario.load import load, with_overrides
 
         check_format(fmt)
         if isolate not in ISOLATION_MODES:
@@ -56,23 +92,32 @@ def run(
         if workers > 1:
             isolate = "process"
         if timeout is not None and (isolate != "process" or timeout <= 0):
-            raise UsageError("--timeout needs --isolate process (or --jobs N) and a positive "
-                             "number of seconds")
+            raise UsageError(
+                "--timeout needs --isolate process (or --jobs N) and a positive number of seconds"
+            )
         writable("--output", output)
-        overrides = {"strategies": csv_list(strategies, "--strategies"),
-                     "sequence": sizes_arg(sequence),
-                     "backend": backend}
-        loaded = scenario_mod.with_overrides(scenario_mod.load(scenario), **overrides)
+        loaded = with_overrides(
+            load(scenario),
+            strategies=csv_list(strategies, "--strategies"),
+            sequence=sizes_arg(sequence),
+            backend=backend,
+        )
         total = len(loaded.strategies) * len(loaded.sequences)
         with progress(total, quiet) as (on_start, on_run):
-            report = run_scenario(loaded, isolate=isolate, timeout=timeout, overrides=overrides,
-                                  trace_dir=trace_dir_arg(trace_dir), debug=debug,
-                                  on_start=on_start, on_run=saving(loaded, fmt, output, on_run),
-                                  jobs=workers)
+            report = run_scenario(
+                loaded,
+                isolate=isolate,
+                timeout=timeout,
+                trace_dir=trace_dir_arg(trace_dir),
+                debug=debug,
+                on_start=on_start,
+                on_run=saving(loaded, fmt, output, on_run),
+                jobs=workers,
+            )
         emit(report, fmt, output)
         print_tlparse(report)
         if not quiet and (output is not None or fmt != "table"):
-            from ..analysis import verdict
+            from ..analysis.verdicts import verdict
 
             for name, _ in report.sequences():
                 err.print(verdict(name, report.runs_for(name)), soft_wrap=True)

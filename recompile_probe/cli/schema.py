@@ -11,26 +11,36 @@ import typer
 from .common import DEBUG_OPTION, app, err, errors_to_exit, write_atomic
 
 
-@app.command(help="Print the JSON Schema (draft 2020-12) of the scenario file (for editors: "
-             "completion and checks as you type) or of a JSON report; no torch needed.")
+@app.command(
+    help="Print the JSON Schema (draft 2020-12) of the scenario file (for editors: "
+    "completion and checks as you type) or of a JSON report; no torch needed."
+)
 def schema(
-    name: str = typer.Argument(..., help="scenario | report (run) | check (check --json) | "
-                               "watch (watch, summarize) | explain | suggest",
-                               show_default=False),
+    name: str = typer.Argument(
+        ...,
+        help="scenario | report (run) | check (check --json) | "
+        "watch (watch, summarize) | explain | suggest",
+        show_default=False,
+    ),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
-    path: bool = typer.Option(False, "--path", help="Print where the copy shipped in the "
-                              "package is instead (for a modeline or an editor setting)."),
+    path: bool = typer.Option(
+        False,
+        "--path",
+        help="Print where the copy shipped in the "
+        "package is instead (for a modeline or an editor setting).",
+    ),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
-        from .. import schema as schema_mod
-        from ..errors import UsageError
-        from ..spec import suggest
+        from ..errors import UsageError, did_you_mean
+        from ..schema import catalog as schema_mod
 
         if name not in schema_mod.SCHEMAS:
             names = list(schema_mod.SCHEMAS)
-            raise UsageError(f"unknown schema {name!r}",
-                             suggest(name, names) or f"Schemas: {', '.join(names)}.")
+            raise UsageError(
+                f"unknown schema {name!r}",
+                did_you_mean(name, names) or f"Schemas: {', '.join(names)}.",
+            )
         if path:
             typer.echo(str(schema_mod.shipped_path(name)))
             return

@@ -8,27 +8,29 @@ from typing import Optional
 import typer
 
 from ..errors import ExitCode
-from .common import (
-    DEBUG_OPTION, app, emit_functions, errors_to_exit, functions_format, over_budget)
+from .common import DEBUG_OPTION, app, emit_functions, errors_to_exit, functions_format, over_budget
 
 
-@app.command(help="Summarise TORCH_TRACE structured logs written by any run (TORCH_TRACE=dir "
-             "python ..., several ranks allowed) into the same per-function table as `watch`. "
-             "No torch needed.")
+@app.command(
+    help="Summarise TORCH_TRACE structured logs written by any run (TORCH_TRACE=dir "
+    "python ..., several ranks allowed) into the same per-function table as `watch`. "
+    "No torch needed."
+)
 def summarize(
     trace: Path = typer.Argument(..., help="A trace directory or one trace file."),
     fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown | html"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here."),
     pattern: Optional[str] = typer.Option(None, "--filter", help="Only matching functions."),
     max_recompiles: Optional[int] = typer.Option(
-        None, "--max-recompiles", min=0, help="Exit 1 when the traces hold more recompiles."),
+        None, "--max-recompiles", min=0, help="Exit 1 when the traces hold more recompiles."
+    ),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
-        from .. import tracefile
+        from ..commands.summarize import summarize as summarize_traces
 
         functions_format(fmt)
-        report = tracefile.summarize(trace, pattern)
+        report = summarize_traces(trace, pattern)
         emit_functions(report, fmt, output, to_stderr=False)
         if over_budget(report, max_recompiles):
             raise typer.Exit(int(ExitCode.BUDGET))

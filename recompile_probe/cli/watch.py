@@ -8,38 +8,52 @@ from typing import Optional
 import typer
 
 from .common import (
-    DEBUG_OPTION, app, emit_functions, err, errors_to_exit, functions_format, over_budget,
-    trace_dir_arg, writable)
+    DEBUG_OPTION,
+    app,
+    emit_functions,
+    err,
+    errors_to_exit,
+    functions_format,
+    over_budget,
+    trace_dir_arg,
+    writable,
+)
 
 
 @app.command(
     help="Run a Python program with the recorder active from its first import, and report "
-         "every compiled function: compiles, recompiles, graphs, graph breaks, cache entries, "
-         "guards and the distinct recompile reasons.\n\n"
-         "Usage: recompile-probe watch [OPTIONS] -- python SCRIPT.py ARGS... (also python -m "
-         "MODULE, and pytest ARGS). The program keeps its argv, stdin, stdout and exit code; the "
-         "report goes to stderr (or --output). Exit: the program's code, or 1 when "
-         "--max-recompiles is exceeded.",
+    "every compiled function: compiles, recompiles, graphs, graph breaks, cache entries, "
+    "guards and the distinct recompile reasons.\n\n"
+    "Usage: recompile-probe watch [OPTIONS] -- python SCRIPT.py ARGS... (also python -m "
+    "MODULE, and pytest ARGS). The program keeps its argv, stdin, stdout and exit code; the "
+    "report goes to stderr (or --output). Exit: the program's code, or 1 when "
+    "--max-recompiles is exceeded.",
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )
 def watch(
     ctx: typer.Context,
     max_recompiles: Optional[int] = typer.Option(
-        None, "--max-recompiles", min=0, help="Exit 1 when the program recompiles more."),
+        None, "--max-recompiles", min=0, help="Exit 1 when the program recompiles more."
+    ),
     fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown | html"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here."),
     trace_dir: Optional[Path] = typer.Option(
-        None, "--trace-dir", help="Also write TORCH_TRACE structured logs there (for tlparse "
-        "or `recompile-probe summarize`)."),
+        None,
+        "--trace-dir",
+        help="Also write TORCH_TRACE structured logs there (for tlparse "
+        "or `recompile-probe summarize`).",
+    ),
     pattern: Optional[str] = typer.Option(
-        None, "--filter", help="Only functions whose name or file matches (glob or substring)."),
+        None, "--filter", help="Only functions whose name or file matches (glob or substring)."
+    ),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
+        from dataclasses import replace
+
         from rich.markup import escape
 
-        from .. import watch as watch_mod
-        from ..model import replace
+        from ..commands import watch as watch_mod
 
         functions_format(fmt)
         writable("--output", output)

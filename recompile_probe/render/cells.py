@@ -1,18 +1,21 @@
-"""How figures read in human formats, shared by the table and Markdown renderers."""
+"""How figures read in human formats (terminal, Markdown, HTML), one cell at a time. No torch."""
 
 from __future__ import annotations
 
-from .. import analysis
-from ..analysis import noisy
-from ..model import Call, Run
+import os
+
+from ..analysis.sequence import at_call, batch_only, call_point, points_of, run_points, stepped
+from ..analysis.verdicts import noisy
+from ..reasons.text import failure_lines, without_comments
+from ..records.compile_ids import frame_of
+from ..records.run import Call, Run
 
 NA = "n/a"
 GLYPHS = {"compile": "●", "recompile": "▲", "hit": "·", "error": "✗", "eager": "○"}
 #: a compile or recompile attempt that failed (e.g. the recompile limit hit) and handed no graph
 #: to the backend: the call ran without compiled code for that frame
 FAILED_GLYPH = "△"
-LEGEND = ("● compile  ▲ recompile  △ failed compile (no graph)  · cache hit  ○ ran eagerly  "
-          "✗ error")
+LEGEND = "● compile  ▲ recompile  △ failed compile (no graph)  · cache hit  ○ ran eagerly  ✗ error"
 #: said under the legend when a driver called the target several times in a point
 GROUPED = "One column per point: the calls the driver made in it, left to right."
 #: marks a µs/call figure too noisy to rank on (analysis.NOISE_RATIO)
@@ -27,15 +30,20 @@ COLUMNS = (
     ("guards", "guard_count of the target frame's newest cache entry (compilation metrics)"),
     ("shape\nguards", "shape_env_guard_count of the target frame's newest cache entry"),
     ("compile\nms", "sum of dynamo_cumulative_compile_time_us"),
-    ("µs/call", "median wall time of the last call repeated after the sequence (~: too noisy "
-                "to rank)"),
+    (
+        "µs/call",
+        "median wall time of the last call repeated after the sequence (~: too noisy to rank)",
+    ),
     ("guard\nµs", "warm guard_manager.check of the entry that served the last call"),
     ("outputs", "equal to eager (assert_close; integers exact)"),
     ("status", ""),
 )
 #: shown after "compiles" only when a run of the sequence had a failed compile
-FAILED_COLUMN = ("failed", "compile attempts that failed (recompile limit, data-dependent guard, "
-                           "backend error): counted in compiles, no cache entry")
+FAILED_COLUMN = (
+    "failed",
+    "compile attempts that failed (recompile limit, data-dependent guard, "
+    "backend error): counted in compiles, no cache entry",
+)
 
 
 def columns(runs: list[Run]) -> tuple[tuple[str, str], ...]:
@@ -98,21 +106,33 @@ def by_point(run: Run, count: int) -> list[list[Call]]:
 
 def plain(runs: list[Run]) -> bool:
     """One call per point and only B moves: the views read as they did before size symbols."""
-    return analysis.batch_only(analysis.points_of(runs)) and not any(map(analysis.stepped, runs))
+    return batch_only(points_of(runs)) and not any(map(stepped, runs))
 
 
 def timeline(run: Run) -> str:
-    if not analysis.stepped(run):
+    if not stepped(run):
         return " ".join(glyph(c) for c in run.calls)
-    count = len(analysis.run_points(run))
+    count = len(run_points(run))
     return " ".join("".join(glyph(c) for c in group) for group in by_point(run, count) if group)
 
 
 def reason(text: str | None) -> str:
     """Reason lines without Dynamo's trailing source comments (the JSON keeps the raw text)."""
-    if not text:
-        return NA
-    return "\n".join(line.split("  #", 1)[0].rstrip() for line in text.splitlines())
+    return without_comments(text) if text else NA
+
+
+def reason_with_origins(run: Run, compile_id: str | None, text: str | None) -> str:
+    """A reason's lines, each failing guard followed by the user line behind it, if known."""
+    event = next((e for e in run.compile_events if e.compile_id == compile_id), None)
+    found = list(event.reason_origins or ()) if event is not None else []
+    out = []
+    for line in reason(text).splitlines():
+        out.append(line)
+        if found and failure_lines(line):
+            where = origin(found.pop(0), 78, " size mismatch " in line, short=True)
+            if where:
+                out.append("  " + where)
+    return "\n".join(out)
 
 
 #: an origin's role in words (origins.ROLES)
@@ -125,18 +145,22 @@ ROLE_WORDS = {
 #: a TENSOR_MATCH size mismatch: the first compile was static by design, no line created it
 STATIC_WORDS = "first use; static by design"
 #: the same, for narrow columns (the run's reasons table)
-SHORT_WORDS = {"created": "created", "specialized": "specialized", "first_use": "first use",
-               "graph_break": "graph break", "static": "first use; static by design"}
+SHORT_WORDS = {
+    "created": "created",
+    "specialized": "specialized",
+    "first_use": "first use",
+    "graph_break": "graph break",
+    "static": "first use; static by design",
+}
 
 
-def origin(data: dict | None, width: int = 96, static: bool = False, short: bool = False
-           ) -> str | None:
+def origin(
+    data: dict | None, width: int = 96, static: bool = False, short: bool = False
+) -> str | None:
     """``at file.py:23  `if x.shape[0] > 4:`  (created this guard)``, within ``width``;
     None where the origin is unknown (the caller prints nothing rather than a guess)."""
     if not data or data.get("line") is None or not data.get("file"):
         return None
-    import os
-
     where = f"at {os.path.basename(str(data['file']))}:{data['line']}"
     words = SHORT_WORDS if short else {**ROLE_WORDS, "static": STATIC_WORDS}
     key = "static" if static and data.get("role") == "first_use" else str(data.get("role"))
@@ -147,7 +171,7 @@ def origin(data: dict | None, width: int = 96, static: bool = False, short: bool
         return where + tail
     room = width - len(where) - len(tail) - 4
     if len(code) > room:
-        code = code[:max(room - 1, 8)] + "…"
+        code = code[: max(room - 1, 8)] + "…"
     return f"{where}  `{code}`{tail}"
 
 
@@ -158,9 +182,10 @@ def header(name: str) -> str:
 def error_line(run: Run) -> str | None:
     if run.error is None:
         return None
-    where = f" at call {run.error.call_index}" if run.error.call_index is not None else ""
-    if where and not plain([run]) and analysis.call_point(run, run.error.call_index) is not None:
-        where += f" ({analysis.at_call(run, run.error.call_index)})"
+    index = run.error.call_index
+    where = f" at call {index}" if index is not None else ""
+    if index is not None and not plain([run]) and call_point(run, index) is not None:
+        where += f" ({at_call(run, index)})"
     return f"{run.strategy}: {run.error.type}{where}: {run.error.message}"
 
 
@@ -169,12 +194,14 @@ def run_notes(runs: list[Run]) -> list[str]:
     run compiled more than one frame."""
     out = [f"{r.strategy}: {n}" for r in runs for n in r.notes]
     for run in runs:
-        frames = {e.compile_id.split("/", 1)[0] for e in run.compile_events if e.compile_id}
+        frames = {frame_of(e.compile_id) for e in run.compile_events if e.compile_id}
         own = next((e for e in run.compile_events if e.compile_id == run.guard_compile_id), None)
         if len(frames) > 1 and own is not None and own.compile_id:
-            out.append(f"guards, shape guards: the newest entry of the target's own frame "
-                       f"({own.function}, frame {own.compile_id.split('/', 1)[0]}), not of the "
-                       "inner frames it led to (graph breaks, calls); guard_compile_id in the "
-                       "JSON names the compile")
+            out.append(
+                f"guards, shape guards: the newest entry of the target's own frame "
+                f"({own.function}, frame {frame_of(own.compile_id)}), not of the "
+                "inner frames it led to (graph breaks, calls); guard_compile_id in the "
+                "JSON names the compile"
+            )
             break
     return out

@@ -7,35 +7,44 @@ strategy is <skipped>, a scenario that could not run at all is one <error> testc
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import Iterable
+from collections.abc import Iterable
 
-from .. import analysis
-from ..budgets import describe
-from ..model import Report, Run
+from ..analysis.budgets import describe
+from ..analysis.sequence import batch_only, run_points, sequence_label
+from ..records.report import Report
+from ..records.run import Run
 from . import cells
 
 
 def _testcase(suite: ET.Element, report: Report, run: Run) -> tuple[int, int]:
     seconds = sum(c.latency_us or 0.0 for c in run.calls) / 1e6
-    case = ET.SubElement(suite, "testcase", {
-        "classname": f"recompile_probe.{report.scenario.name}.{run.sequence_name}",
-        "name": run.strategy,
-        "time": f"{seconds:.6f}",
-    })
-    points = analysis.run_points(run)
-    sequence = (str(list(run.sequence)) if analysis.batch_only(points)
-                else analysis.sequence_label(points, 100))
-    summary = (f"sequence {sequence}: compiles={cells.num(run.compiles)} "
-               f"recompiles={cells.num(run.recompiles)} graphs={cells.num(run.graphs)} "
-               f"failed_compiles={cells.num(run.failed_compiles)} "
-               f"guards={cells.num(run.guard_count)} "
-               f"shape_env_guards={cells.num(run.shape_env_guard_count)} status={run.status}")
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        {
+            "classname": f"recompile_probe.{report.scenario.name}.{run.sequence_name}",
+            "name": run.strategy,
+            "time": f"{seconds:.6f}",
+        },
+    )
+    points = run_points(run)
+    sequence = str(list(run.sequence)) if batch_only(points) else sequence_label(points, 100)
+    summary = (
+        f"sequence {sequence}: compiles={cells.num(run.compiles)} "
+        f"recompiles={cells.num(run.recompiles)} graphs={cells.num(run.graphs)} "
+        f"failed_compiles={cells.num(run.failed_compiles)} "
+        f"guards={cells.num(run.guard_count)} "
+        f"shape_env_guards={cells.num(run.shape_env_guard_count)} status={run.status}"
+    )
     for violation in run.violations:
-        failure = ET.SubElement(case, "failure", {"message": describe(violation),
-                                                   "type": violation.budget})
-        lines = [summary] + (
-            [f"budget set at {violation.source}"] if violation.source else []) + [
-            f"- {r}" for r in violation.reasons]
+        failure = ET.SubElement(
+            case, "failure", {"message": describe(violation), "type": violation.budget}
+        )
+        lines = (
+            [summary]
+            + ([f"budget set at {violation.source}"] if violation.source else [])
+            + [f"- {r}" for r in violation.reasons]
+        )
         failure.text = "\n".join(lines)
     skipped = 0
     if run.status == "unsupported" and not run.violations:
@@ -52,9 +61,11 @@ def render_many(reports: Iterable[Report], errors: Iterable[tuple[str, str, str]
     for report in reports:
         suite = ET.SubElement(root, "testsuite", {"name": report.scenario.name})
         properties = ET.SubElement(suite, "properties")
-        for name, value in (("scenario", report.scenario.path or ""),
-                            ("torch", report.environment.torch or ""),
-                            ("recompile-probe", report.tool.version)):
+        for name, value in (
+            ("scenario", report.scenario.path or ""),
+            ("torch", report.environment.torch or ""),
+            ("recompile-probe", report.tool.version),
+        ):
             ET.SubElement(properties, "property", {"name": name, "value": value})
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for run in report.runs:
@@ -66,14 +77,21 @@ def render_many(reports: Iterable[Report], errors: Iterable[tuple[str, str, str]
             suite.set(k, str(v))
             totals[k] += v
     for name, file, message in errors:
-        suite = ET.SubElement(root, "testsuite", {"name": name, "tests": "1", "failures": "0",
-                                                  "errors": "1", "skipped": "0"})
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            {"name": name, "tests": "1", "failures": "0", "errors": "1", "skipped": "0"},
+        )
         properties = ET.SubElement(suite, "properties")
         ET.SubElement(properties, "property", {"name": "scenario", "value": file})
-        case = ET.SubElement(suite, "testcase", {"classname": f"recompile_probe.{name}",
-                                                 "name": "scenario"})
-        ET.SubElement(case, "error", {"message": message.splitlines()[0] if message else "",
-                                      "type": "ScenarioFailed"}).text = message
+        case = ET.SubElement(
+            suite, "testcase", {"classname": f"recompile_probe.{name}", "name": "scenario"}
+        )
+        ET.SubElement(
+            case,
+            "error",
+            {"message": message.splitlines()[0] if message else "", "type": "ScenarioFailed"},
+        ).text = message
         totals["tests"] += 1
         totals["errors"] += 1
     for k, v in totals.items():

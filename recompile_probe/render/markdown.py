@@ -1,11 +1,24 @@
-"""GitHub-flavoured Markdown (PR comments, job summaries)."""
+"""Every document as GitHub-flavoured Markdown (PR comments, job summaries), from the same lines
+the terminal prints (lines/, cells.py). No torch."""
 
 from __future__ import annotations
 
-from .. import analysis
-from ..explain import noise_note, slow_winner
-from ..model import Report
+from ..analysis import baseline
+from ..analysis.check import Outcome
+from ..analysis.explain import Explanation
+from ..analysis.notes import noise_note, slow_winner
+from ..analysis.sequence import moved, points_of, sequence_label, stepped, transitions
+from ..analysis.verdicts import best, verdict
+from ..provenance.origin import at
+from ..records.report import Report
+from ..records.suggestion import Suggestion
+from ..records.watch import WatchReport
 from . import cells
+from .lines import check as check_lines
+from .lines import diff as diff_lines
+from .lines import explain as explain_lines
+from .lines import functions as function_lines
+from .lines import suggest as suggest_lines
 
 
 def _escape(text: str) -> str:
@@ -18,21 +31,27 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
     return lines
 
 
+# --- a run report ---------------------------------------------------------------------------------
+
+
 def render(report: Report, **_: object) -> str:
     env = report.environment
     first = report.runs[0] if report.runs else None
-    out = [f"## recompile-probe: {report.scenario.name}", "",
-           f"target `{first.target if first else cells.NA}` · backend "
-           f"`{first.backend if first else cells.NA}` · torch {env.torch or cells.NA} · "
-           f"recompile-probe {report.tool.version}", ""]
+    out = [
+        f"## recompile-probe: {report.scenario.name}",
+        "",
+        f"target `{first.target if first else cells.NA}` · backend "
+        f"`{first.backend if first else cells.NA}` · torch {env.torch or cells.NA} · "
+        f"recompile-probe {report.tool.version}",
+        "",
+    ]
     if not report.complete:
         out += ["**Interrupted: only the runs that finished are shown.**", ""]
-    for name, _ in report.sequences():
+    for name, _sizes in report.sequences():
         runs = report.runs_for(name)
-        winner = analysis.best(runs)
+        winner = best(runs)
         plain = cells.plain(runs)
-        out += [f"### Sequence `{name}`: "
-                f"{analysis.sequence_label(analysis.points_of(runs), 80)}", ""]
+        out += [f"### Sequence `{name}`: {sequence_label(points_of(runs), 80)}", ""]
         rows = []
         columns = cells.columns(runs)
         for run in runs:
@@ -41,23 +60,196 @@ def render(report: Report, **_: object) -> str:
                 row = [f"**{c}**" for c in row]
             rows.append(row + [f"`{cells.timeline(run)}`" if run.calls else ""])
         out += _table([cells.header(h) for h, _ in columns] + ["timeline"], rows)
-        out += ["", f"Timeline: {cells.LEGEND}"
-                + (f". {cells.GROUPED}" if any(map(analysis.stepped, runs)) else ""), ""]
-        transitions = [(run, t) for run in runs for t in analysis.transitions(run)]
-        if transitions:
-            out += _table(["strategy", "call", "B" if plain else "change", "compile id", "kind",
-                           "reason"], [
-                [t.strategy, str(t.call_index),
-                 f"{'?' if t.batch_before is None else t.batch_before} → {t.batch_after}"
-                 if plain else analysis.moved(run, t),
-                 t.compile_id or cells.NA, t.kind or "other", cells.reason(t.reason)]
-                for run, t in transitions])
+        out += [
+            "",
+            f"Timeline: {cells.LEGEND}" + (f". {cells.GROUPED}" if any(map(stepped, runs)) else ""),
+            "",
+        ]
+        found = [(run, t) for run in runs for t in transitions(run)]
+        if found:
+            out += _table(
+                ["strategy", "call", "B" if plain else "change", "compile id", "kind", "reason"],
+                [
+                    [
+                        t.strategy,
+                        str(t.call_index),
+                        f"{'?' if t.batch_before is None else t.batch_before} → {t.batch_after}"
+                        if plain
+                        else moved(run, t),
+                        t.compile_id or cells.NA,
+                        t.kind or "other",
+                        cells.reason(t.reason),
+                    ]
+                    for run, t in found
+                ],
+            )
             out.append("")
         notes = [line for line in (cells.error_line(r) for r in runs) if line]
         notes += cells.run_notes(runs)
         out += [f"- {_escape(n)}" for n in notes] + ([""] if notes else [])
-        out += [f"**Verdict:** {analysis.verdict(name, runs)}", ""]
+        out += [f"**Verdict:** {verdict(name, runs)}", ""]
         for note in (slow_winner(runs), noise_note(runs)):
             if note:
                 out += [f"> {note}", ""]
     return "\n".join(out)
+
+
+# --- check and diff -------------------------------------------------------------------------------
+
+
+def check(outcome: Outcome) -> str:
+    ok = int(outcome.exit_code) == 0
+    lines = [
+        f"## recompile-probe check: {'✅ passed' if ok else '❌ failed'}",
+        "",
+        check_lines.summary(outcome),
+        "",
+    ]
+    if outcome.violations():
+        lines += [
+            "| scenario | sequence | strategy | budget | limit | actual | why |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for report, run, v in outcome.violations():
+            # a reason can span lines (one per failing cache entry): a table cell cannot
+            why = "<br>".join(r.replace("|", "\\|").replace("\n", "<br>") for r in v.reasons)
+            actual = cells.NA if v.actual is None else str(v.actual)
+            lines.append(
+                f"| {report.scenario.name} | {run.sequence_name} | {run.strategy} | "
+                f"`{v.budget}` | {v.limit} | {actual} | {why} |"
+            )
+        lines.append("")
+    if outcome.changes:
+        lines += ["### Changes against the baseline", "", diff(outcome.pairs, outcome.tolerance)]
+    for scenario, error in outcome.failures:
+        lines.append(f"- **{scenario.name}** could not run: {error.message}")
+    return "\n".join(lines) + "\n"
+
+
+def diff(pairs: list[baseline.Pair], tolerance: int = 0) -> str:
+    lines = [
+        "| scenario | sequence | strategy | "
+        + " | ".join(lab for _, lab in baseline.METRICS)
+        + " | status |",
+        "|" + "---|" * (4 + len(baseline.METRICS)),
+    ]
+    for p in pairs:
+        if p.old is None or p.new is None:
+            continue
+        kinds = {c.metric: c.kind for c in baseline.changes(p, tolerance)}
+        if not kinds:
+            continue
+
+        def cell(old: object, new: object, kind: str | None) -> str:
+            if old == new:
+                return cells.num(new)
+            mark = " ❌" if kind == "regression" else " ✅" if kind else ""
+            return f"{cells.num(old)} → {cells.num(new)}{mark}"
+
+        row = [
+            cell(getattr(p.old, f), getattr(p.new, f), kinds.get(label))
+            for f, label in baseline.METRICS
+        ]
+        row.append(cell(p.old.status, p.new.status, kinds.get("status")))
+        lines.append("| " + " | ".join([*p.key, *row]) + " |")
+    labels = diff_lines.sequences(pairs)
+    if labels:
+        lines += [""] + [
+            f"- {line}" if not line.startswith("  ") else f"  - {line.strip()}" for line in labels
+        ]
+    return "\n".join(lines) + "\n"
+
+
+# --- explain, watch, suggest ----------------------------------------------------------------------
+
+
+def explain(report: Report, explanations: list[Explanation], notes: list[str]) -> str:
+    out = [f"## recompile-probe explain: {report.scenario.name}", ""]
+    for x in explanations:
+        title, _, points = explain_lines.headline(x.run).partition("\n")
+        out += [f"### {title}", ""] + ([points.strip(), ""] if points else []) + ["```text"]
+        for block in explain_lines.blocks(x):
+            out += block + [""]
+        out[-1] = "```"
+        out.append("")
+    headers = explain_lines.COST_HEADERS
+    for name, _sizes in report.sequences():
+        runs = [r for r in report.runs_for(name) if r.status != "unsupported"]
+        out += [
+            f"Runtime cost, sequence `{name}`:",
+            "",
+            "| " + " | ".join(headers) + " |",
+            "|" + "---|" * len(headers),
+        ]
+        out += ["| " + " | ".join(explain_lines.cost_row(r)) + " |" for r in runs]
+        out += ["", explain_lines.COST_LEGEND, ""]
+    out += [f"> {n}" for n in notes]
+    return "\n".join(out) + "\n"
+
+
+def functions(report: WatchReport) -> str:
+    fl = function_lines
+    out = [f"## {fl.title(report)}", ""]
+    headers = [h.replace("\n", " ") for h in fl.HEADERS]
+    out += ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    out += [
+        "| " + " | ".join(c.replace("|", "\\|") for c in fl.row(f)) + " |" for f in report.functions
+    ]
+    out.append("")
+    for f in report.functions:
+        for c in f.causes:
+            if c.recompiles:
+                where = at(c.origin)
+                out.append(
+                    f"- `{f.function}`: cause of {c.recompiles}×: `{c.label}`"
+                    + (f" ({where})" if where else "")
+                )
+        for r in f.reasons:
+            out.append(f"- `{f.function}`: {r.count}× {r.kind or 'other'}: `{r.text}`")
+    out += ["", fl.totals(report), ""]
+    for p in fl.children(report):
+        if not p.functions:
+            out += [f"- {fl.child_line(p)}", ""]
+            continue
+        headers = [h.replace("\n", " ") for h in fl.CHILD_HEADERS]
+        out += [
+            f"### {fl.label(p)}",
+            "",
+            "| " + " | ".join(headers) + " |",
+            "|" + "---|" * len(headers),
+        ]
+        out += [
+            "| " + " | ".join(c.replace("|", "\\|") for c in fl.child_row(f)) + " |"
+            for f in p.functions
+        ]
+        out.append("")
+        for f in p.functions:
+            for r in f.reasons:
+                out.append(f"- `{f.function}`: {r.count}× {r.kind or 'other'}: `{r.text}`")
+        out.append("")
+    if fl.children(report):
+        out += [fl.all_totals(report), ""]
+    return "\n".join(out)
+
+
+def suggestion(s: Suggestion) -> str:
+    sl = suggest_lines
+    lines = [
+        f"## {sl.headline(s)}",
+        "",
+        f"**{sl.recommendation(s)}**",
+        "",
+        "| " + " | ".join(sl.HEADERS) + " |",
+        "|" + "---|" * len(sl.HEADERS),
+    ]
+    for i, e in enumerate(s.candidates, 1):
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in sl.row(e, i)) + " |")
+    for title, block in sl.blocks(s):
+        lines += ["", f"### {title}", ""]
+        fenced = title.startswith("The change")
+        if fenced:
+            lines.append("```")
+        lines += block if fenced else [f"- {b}" for b in block]
+        if fenced:
+            lines.append("```")
+    return "\n".join(lines) + "\n"

@@ -13,17 +13,21 @@ import importlib
 import importlib.util
 import inspect
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
-from ..errors import TargetError
-from ..inputs import Inputs
-from ..scenario import Scenario, suggest
-from ..sizes import BATCH, DimRef, Point, dynamo_source
-from ..sizes import resolve as resolve_path
-from . import registry
+from ..errors import TargetError, did_you_mean
+from ..scenario.builtin_targets import BUILTIN_TARGETS
+from ..scenario.inputs import spec_refs
+from ..scenario.model import Scenario
+from ..sizes.paths import DimRef, dynamo_source
+from ..sizes.paths import resolve as resolve_path
+from ..sizes.points import BATCH, Point
+from . import inputs
+from .inputs import Inputs
 
 _FILE_MODULES: dict[Path, ModuleType] = {}
 
@@ -42,7 +46,7 @@ class LoadedTarget:
     #: driver(fn, **sizes) -> result, when the scenario drives a program
     driver: Callable[..., Any] | None = None
     #: checks each call a driver makes against ``dims`` (see DriverDims); None without a driver
-    driver_dims: "DriverDims | None" = None
+    driver_dims: DriverDims | None = None
 
     def make_args(self, batch_size: int) -> tuple:
         """The positional arguments at batch size ``batch_size`` (a batch-only scenario)."""
@@ -51,21 +55,28 @@ class LoadedTarget:
 
     @property
     def batch_dims(self) -> dict[int, tuple[int, ...]]:
-        return {r.path.head: r.dims for r in self.dims
-                if r.symbol == BATCH and isinstance(r.path.head, int) and not r.path.steps}
+        return {
+            r.path.head: r.dims
+            for r in self.dims
+            if r.symbol == BATCH and isinstance(r.path.head, int) and not r.path.steps
+        }
 
-    def sources(self, symbols: Any = None, inputs: Inputs | None = None
-                ) -> list[tuple[str, int]]:
+    def sources(self, symbols: Any = None, inputs: Inputs | None = None) -> list[tuple[str, int]]:
         """(Dynamo source, dim) of the dims that follow ``symbols`` (all: None), e.g.
         [("L['x']", 0), ("L['values']", 0)]. Paths with ``[*]`` need ``inputs`` to expand; a
         driver's expand to what they named in any call of the eager reference."""
-        out = []
+        out: list[tuple[str, int]] = []
         for i, ref in enumerate(self.dims):
             if symbols is not None and ref.symbol not in symbols:
                 continue
             seen = self.driver_dims.paths.get(i) if self.driver_dims is not None else None
-            paths = [p for p, _ in resolve_path(ref.path, inputs[0], inputs[1], self.param_names)] \
-                if inputs is not None else seen if seen else [ref.path]
+            paths = (
+                [p for p, _ in resolve_path(ref.path, inputs[0], inputs[1], self.param_names)]
+                if inputs is not None
+                else seen
+                if seen
+                else [ref.path]
+            )
             for path in paths:
                 source = dynamo_source(path, self.param_names, self.var_keyword)
                 if source is not None:
@@ -74,60 +85,79 @@ class LoadedTarget:
 
     def dim_sources(self) -> list[tuple[str, int, str]]:
         """(Dynamo source, dim, symbol) of every dim a symbol moves (``[*]`` paths left out)."""
-        out = []
+        out: list[tuple[str, int, str]] = []
         for ref in self.dims:
             source = dynamo_source(ref.path, self.param_names, self.var_keyword)
             if source is not None:
                 out.extend((source, d, ref.symbol) for d in ref.dims)
         return out
 
-    def symbol_of(self, source: str | None, dim: int | None, inputs: Inputs | None = None
-                  ) -> str | None:
+    def symbol_of(
+        self, source: str | None, dim: int | None, inputs: Inputs | None = None
+    ) -> str | None:
         """The symbol whose dim a guard names (L['x'], 0) -> "B"; None if none or ambiguous."""
         if source is None or dim is None:
             return None
         found = set()
         for ref in self.dims:
-            paths = [ref.path] if inputs is None else \
-                [p for p, _ in resolve_path(ref.path, inputs[0], inputs[1], self.param_names)]
-            if dim in ref.dims and any(dynamo_source(p, self.param_names, self.var_keyword)
-                                       == source for p in paths):
+            paths = (
+                [ref.path]
+                if inputs is None
+                else [p for p, _ in resolve_path(ref.path, inputs[0], inputs[1], self.param_names)]
+            )
+            if dim in ref.dims and any(
+                dynamo_source(p, self.param_names, self.var_keyword) == source for p in paths
+            ):
                 found.add(ref.symbol)
         return found.pop() if len(found) == 1 else None
 
 
 def load(scenario: Scenario) -> LoadedTarget:
-    from .. import inputs
-
-    builtin = registry.BUILTIN_TARGETS.get(scenario.target)
+    builtin = BUILTIN_TARGETS.get(scenario.target)
     if builtin is not None:
         from . import logprobs
 
         fn, specs = getattr(logprobs, builtin.maker)(scenario.params)
         indexed = tuple(enumerate(specs))
         names, var_kw = parameters(fn)
-        return LoadedTarget(scenario.target, fn, None,
-                            inputs.spec_factory(indexed, scenario.seed),
-                            inputs.spec_refs(indexed), names, var_kw)
+        return LoadedTarget(
+            scenario.target,
+            fn,
+            None,
+            inputs.spec_factory(indexed, scenario.seed),
+            spec_refs(indexed),
+            names,
+            var_kw,
+        )
     obj = resolve(scenario, scenario.target, "target")
     fn, compiled = unwrap(obj)
     if not callable(fn):
-        raise scenario.error("target", f"{scenario.target!r} is not callable "
-                             f"(it is {type(fn).__name__})")
+        raise scenario.error(
+            "target", f"{scenario.target!r} is not callable (it is {type(fn).__name__})"
+        )
     names, var_kw = parameters(fn)
     if scenario.driver:
         driver = resolve(scenario, scenario.driver, "driver")
         if not callable(driver):
             raise scenario.error("driver", f"{scenario.driver!r} is not callable")
-        return LoadedTarget(scenario.target, fn, compiled, None, scenario.dims, names, var_kw,
-                            _seeded(driver, scenario.seed),
-                            DriverDims(scenario.dims, names, _error_at(scenario)))
+        return LoadedTarget(
+            scenario.target,
+            fn,
+            compiled,
+            None,
+            scenario.dims,
+            names,
+            var_kw,
+            _seeded(driver, scenario.seed),
+            DriverDims(scenario.dims, names, _error_at(scenario)),
+        )
     if scenario.factory:
         factory = resolve(scenario, scenario.factory, "factory")
         if not callable(factory):
             raise scenario.error("factory", f"{scenario.factory!r} is not callable")
-        make = inputs.user_factory(factory, scenario.seed, scenario.symbols, scenario.dims, names,
-                                   _error_at(scenario))
+        make = inputs.user_factory(
+            factory, scenario.seed, scenario.symbols, scenario.dims, names, _error_at(scenario)
+        )
     else:
         assert scenario.inputs is not None
         keys = scenario.input_keys or tuple(range(len(scenario.inputs)))
@@ -138,12 +168,11 @@ def load(scenario: Scenario) -> LoadedTarget:
 def _seeded(driver: Callable[..., Any], seed: int) -> Callable[..., Any]:
     """The driver with torch's global RNG seeded per point, as a factory is: a program that draws
     its inputs from it sees the same ones in the eager reference and under every strategy."""
+
     def run(fn: Callable, **sizes: int) -> Any:
         import torch
 
-        from ..inputs import seed_for
-
-        torch.manual_seed(seed_for(seed, Point.of(sizes)))
+        torch.manual_seed(inputs.seed_for(seed, Point.of(sizes)))
         return driver(fn, **sizes)
 
     return run
@@ -159,8 +188,12 @@ class DriverDims:
     that is None at prefill), so it only has to name something in one call of the sequence;
     a dim past a tensor's rank is an error at once."""
 
-    def __init__(self, refs: tuple[DimRef, ...], names: list[str | None],
-                 error: Callable[[str, str, str | None], Exception]) -> None:
+    def __init__(
+        self,
+        refs: tuple[DimRef, ...],
+        names: list[str | None],
+        error: Callable[[str, str, str | None], Exception],
+    ) -> None:
         self.refs, self.names, self.error = refs, names, error
         self.found: set[int] = set()
         self.last: Inputs | None = None
@@ -168,8 +201,6 @@ class DriverDims:
         self.paths: dict[int, list[Any]] = {}
 
     def __call__(self, args: tuple, kwargs: dict) -> None:
-        from ..inputs import check_dims
-
         self.last = (args, kwargs)
         for i, ref in enumerate(self.refs):
             named = [path for path, _ in resolve_path(ref.path, args, kwargs, self.names)]
@@ -177,35 +208,39 @@ class DriverDims:
                 self.found.add(i)
                 known = self.paths.setdefault(i, [])
                 known.extend(path for path in named if path not in known)
-                check_dims(self.last, [ref], None, self.names, self.error, driver=True)
+                inputs.check_dims(self.last, [ref], None, self.names, self.error, driver=True)
 
     def finish(self) -> None:
         """After the sequence: a path that named nothing in any call is an error."""
-        from ..inputs import check_dims
-
         if self.last is None:
             return
         missing = [ref for i, ref in enumerate(self.refs) if i not in self.found]
-        check_dims(self.last, missing, None, self.names, self.error, driver=True)
+        inputs.check_dims(self.last, missing, None, self.names, self.error, driver=True)
 
 
 def resolve(scenario: Scenario, spec: str, key: str) -> Any:
     where, _, attr = spec.rpartition(":")
-    module = _import_file(scenario, where, key) if where.endswith(".py") else \
-        _import_module(scenario, where, key)
+    module = (
+        _import_file(scenario, where, key)
+        if where.endswith(".py")
+        else _import_module(scenario, where, key)
+    )
     try:
         return getattr(module, attr)
     except AttributeError:
         names = [n for n in dir(module) if not n.startswith("_")]
-        raise scenario.error(key, f"{where} has no attribute {attr!r}",
-                             suggest(attr, names)) from None
+        raise scenario.error(
+            key, f"{where} has no attribute {attr!r}", did_you_mean(attr, names)
+        ) from None
 
 
 def _import_failed(scenario: Scenario, key: str, what: str, exc: BaseException) -> TargetError:
     first = (str(exc).strip().splitlines() or [""])[0]
-    err = scenario.error(key, f"importing {what} failed: {type(exc).__name__}: {first}",
-                         "Run the import by hand (python -c 'import ...') to see the traceback, "
-                         "or pass --debug.")
+    err = scenario.error(
+        key,
+        f"importing {what} failed: {type(exc).__name__}: {first}",
+        "Run the import by hand (python -c 'import ...') to see the traceback, or pass --debug.",
+    )
     return TargetError(err.message, err.remedy)
 
 
@@ -215,8 +250,11 @@ def _import_file(scenario: Scenario, where: str, key: str) -> ModuleType:
     if path in _FILE_MODULES:
         return _FILE_MODULES[path]
     if not path.is_file():
-        raise scenario.error(key, f"file {where!r} does not exist (looked for {path})",
-                             "Paths in a scenario are relative to the scenario file.")
+        raise scenario.error(
+            key,
+            f"file {where!r} does not exist (looked for {path})",
+            "Paths in a scenario are relative to the scenario file.",
+        )
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:8]
     name = f"_recompile_probe_target_{path.stem}_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -243,10 +281,13 @@ def _import_module(scenario: Scenario, name: str, key: str) -> ModuleType:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         if exc.name and name.startswith(exc.name):
-            raise scenario.error(key, f"cannot import module {name!r}: no module named "
-                                 f"{exc.name!r}", "Install it, or run from the directory that "
-                                 "holds it (the scenario's folder and the current directory are "
-                                 "on the import path).") from None
+            raise scenario.error(
+                key,
+                f"cannot import module {name!r}: no module named {exc.name!r}",
+                "Install it, or run from the directory that "
+                "holds it (the scenario's folder and the current directory are "
+                "on the import path).",
+            ) from None
         raise _import_failed(scenario, key, name, exc) from exc
     except Exception as exc:
         raise _import_failed(scenario, key, name, exc) from exc
@@ -272,8 +313,7 @@ def parameters(fn: Callable) -> tuple[list[str | None], str | None]:
         params = list(inspect.signature(target).parameters.values())
     except (TypeError, ValueError):
         return [], None
-    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
-                                                       p.POSITIONAL_OR_KEYWORD)]
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     keywords = [p.name for p in params if p.kind == p.KEYWORD_ONLY]
     var_kw = next((p.name for p in params if p.kind == p.VAR_KEYWORD), None)
     return [*positional, *keywords], var_kw

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping  # noqa: UP035 (one line: docs quote the ops' lines)
 
 import torch
 
-from ..scenario import TensorSpec
+from ..scenario.inputs import TensorSpec
 
 
 def count_greater_than(x: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
@@ -41,7 +41,9 @@ def make_gather_logprobs(params: Mapping[str, Any]) -> tuple[Callable, tuple]:
 
         raise TargetError(f"num_logprobs ({num_logprobs}) cannot exceed vocab_size ({vocab_size})")
 
-    def gather_logprobs(logits: torch.Tensor, token_ids: torch.Tensor):
+    def gather_logprobs(
+        logits: torch.Tensor, token_ids: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         logprobs = logits.float().log_softmax(dim=-1)
         topk_logprobs, topk_ids = torch.topk(logprobs, num_logprobs, dim=-1)
         token_ids = token_ids.unsqueeze(-1)

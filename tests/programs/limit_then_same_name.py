@@ -11,9 +11,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import torch  # noqa: E402
-
 import other_step  # noqa: E402
+import torch  # noqa: E402
 
 LIMIT = 2
 

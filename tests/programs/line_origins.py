@@ -23,6 +23,10 @@ def f(x, n):
     return helper(x)
 
 
+def make_inputs(B, N):  # the factory of a scenario over this program's calls (B: x's size)
+    return (torch.ones(B), N)
+
+
 if __name__ == "__main__":
     compiled = torch.compile(f, backend="eager", dynamic=True)
     compiled(torch.ones(8), 2)

@@ -22,8 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from recompile_probe import analysis, model
-from recompile_probe.render import cells, html
+from helpers import FIXTURES
+from recompile_probe.analysis.sequence import points_of
+from recompile_probe.analysis.verdicts import verdict
+from recompile_probe.records.report import Environment, Report, Tool
+from recompile_probe.records.watch import WatchReport
+from recompile_probe.render import cells
+from recompile_probe.render.html import functions as html_functions
+from recompile_probe.render.html import report as html_report
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 WIDTH, HEIGHT = 1280, 1400
@@ -33,8 +39,11 @@ def browser_path() -> str:
     found = os.environ.get("CHROMIUM") or next(filter(None, map(shutil.which, BROWSERS)), None)
     if found:
         return found
-    message = ("headless Chromium not found (looked for $CHROMIUM, " + ", ".join(BROWSERS)
-               + "): install it, e.g. `apt-get install chromium`, to run the browser tests")
+    message = (
+        "headless Chromium not found (looked for $CHROMIUM, "
+        + ", ".join(BROWSERS)
+        + "): install it, e.g. `apt-get install chromium`, to run the browser tests"
+    )
     if os.environ.get("CI"):
         pytest.fail(message + "; CI is set, so this is a failure, not a skip", pytrace=False)
     pytest.skip(message)
@@ -49,28 +58,50 @@ class Browser:
 
         # Chromium reads commands on fd 3 and answers on fd 4. A small Python trampoline puts
         # the pipes there and execs it (no preexec_fn: the test process may run torch threads).
-        trampoline = ("import os, sys; os.dup2(int(sys.argv[1]), 3); "
-                      "os.dup2(int(sys.argv[2]), 4); os.execv(sys.argv[3], sys.argv[3:])")
+        trampoline = (
+            "import os, sys; os.dup2(int(sys.argv[1]), 3); "
+            "os.dup2(int(sys.argv[2]), 4); os.execv(sys.argv[3], sys.argv[3:])"
+        )
         self._log = open(profile.parent / "chromium.log", "wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", trampoline, str(to_chrome), str(from_chrome), exe,
-             "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-             "--remote-debugging-pipe", f"--user-data-dir={profile}", "--no-first-run",
-             "--no-default-browser-check", "--hide-scrollbars", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
-            pass_fds=(to_chrome, from_chrome))
+            [
+                sys.executable,
+                "-c",
+                trampoline,
+                str(to_chrome),
+                str(from_chrome),
+                exe,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--remote-debugging-pipe",
+                f"--user-data-dir={profile}",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--hide-scrollbars",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=self._log,
+            pass_fds=(to_chrome, from_chrome),
+        )
         os.close(to_chrome)
         os.close(from_chrome)
         self._buffer = b""
         self._next = 0
         self.messages: list[dict] = []
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = self.send("Target.attachToTarget",
-                                 {"targetId": target, "flatten": True})["sessionId"]
+        self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
         for domain in ("Page", "Runtime", "Log"):
             self.page(f"{domain}.enable")
-        self.page("Emulation.setDeviceMetricsOverride",
-                  {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False})
+        self.page(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False},
+        )
 
     def _read(self, deadline: float) -> None:
         left = deadline - time.monotonic()
@@ -78,8 +109,10 @@ class Browser:
             raise TimeoutError("Chromium did not answer in time")
         chunk = os.read(self._reader, 1 << 20)
         if not chunk:
-            raise RuntimeError("Chromium closed the pipe: "
-                               + (self._log.name and Path(self._log.name).read_text()[-2000:]))
+            raise RuntimeError(
+                "Chromium closed the pipe: "
+                + (self._log.name and Path(self._log.name).read_text()[-2000:])
+            )
         self._buffer += chunk
         *done, self._buffer = self._buffer.split(b"\0")
         self.messages += [json.loads(m) for m in done if m]
@@ -112,8 +145,9 @@ class Browser:
     def open(self, path: Path) -> None:
         start = len(self.messages)
         self.page("Page.navigate", {"url": path.resolve().as_uri()})
-        self.wait(lambda m: m.get("method") == "Page.loadEventFired"
-                  and self.messages.index(m) >= start)
+        self.wait(
+            lambda m: m.get("method") == "Page.loadEventFired" and self.messages.index(m) >= start
+        )
 
     def evaluate(self, expression: str):
         result = self.page("Runtime.evaluate", {"expression": expression, "returnByValue": True})
@@ -127,15 +161,23 @@ class Browser:
         for m in self.messages:
             method, params = m.get("method"), m.get("params", {})
             if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-                out.append("console: " + " ".join(str(a.get("value", a.get("description")))
-                                                  for a in params.get("args", ())))
+                out.append(
+                    "console: "
+                    + " ".join(
+                        str(a.get("value", a.get("description"))) for a in params.get("args", ())
+                    )
+                )
             elif method == "Runtime.exceptionThrown":
                 details = params["exceptionDetails"]
-                out.append(f"exception: {details.get('text', '')} "
-                           f"{details.get('exception', {}).get('description', '')}")
+                out.append(
+                    f"exception: {details.get('text', '')} "
+                    f"{details.get('exception', {}).get('description', '')}"
+                )
             elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
-                out.append(f"{params['entry'].get('source')}: {params['entry'].get('text')} "
-                           f"{params['entry'].get('url', '')}")
+                out.append(
+                    f"{params['entry'].get('source')}: {params['entry'].get('text')} "
+                    f"{params['entry'].get('url', '')}"
+                )
         return out
 
     def screenshot(self) -> bytes:
@@ -161,8 +203,8 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     pos, idat, header = 8, b"", None
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
@@ -174,7 +216,7 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     raw, stride, rows, prev = zlib.decompress(idat), width * bpp, [], bytearray(width * bpp)
     for y in range(height):
         start = y * (stride + 1)
-        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
         for i in range(stride):
             a = line[i - bpp] if i >= bpp else 0
             b, c = prev[i], prev[i - bpp] if i >= bpp else 0
@@ -197,12 +239,13 @@ def colours(data: bytes) -> tuple[int, int, set[bytes], float]:
     """(width, height, distinct RGB colours, share of pixels that are not the background)."""
     width, height, rows = png_pixels(data)
     bpp = len(rows[0]) // width
-    pixels = [r[i:i + 3] for r in rows for i in range(0, len(r), bpp)]
+    pixels = [r[i : i + 3] for r in rows for i in range(0, len(r), bpp)]
     background = max(set(pixels[:width]), key=pixels[:width].count)
     return width, height, set(pixels), sum(p != background for p in pixels) / len(pixels)
 
 
 # --- fixtures -------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def chromium(tmp_path_factory):
@@ -214,13 +257,12 @@ def chromium(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def default_report() -> model.Report:
+def default_report() -> Report:
     """The default scenario (configs/logprobs.yaml, eager), a few strategies, run for real."""
-    from recompile_probe import scenario as scenario_mod
-    from recompile_probe.session import run_scenario
+    from recompile_probe.execution.session import run_scenario
+    from recompile_probe.scenario.load import load, with_overrides
 
-    loaded = scenario_mod.with_overrides(scenario_mod.load(None),
-                                         strategies=["default", "static", "mark_unbacked"])
+    loaded = with_overrides(load(None), strategies=["default", "static", "mark_unbacked"])
     return run_scenario(loaded)
 
 
@@ -228,27 +270,28 @@ def default_report() -> model.Report:
 def grid_scenario(tmp_path_factory) -> Path:
     """Two size symbols, B and S on a grid, an eager user target."""
     folder = tmp_path_factory.mktemp("symbols")
-    fixtures = Path(__file__).parents[1] / "fixtures"
+    fixtures = FIXTURES
     (folder / "user_targets.py").write_text((fixtures / "user_targets.py").read_text())
     (folder / "grid.yaml").write_text(
         "target: user_targets.py:scale_shift\n"
         "inputs:\n  - {shape: [B, S]}\n  - {shape: [B, S]}\n"
         "sequences: {grid: {grid: {B: [1, 2], S: [3, 5]}}}\n"
-        "backend: eager\nrepeats: 3\nstrategies: [default, mark_unbacked]\n")
+        "backend: eager\nrepeats: 3\nstrategies: [default, mark_unbacked]\n"
+    )
     return folder / "grid.yaml"
 
 
 @pytest.fixture(scope="module")
-def symbols_report(grid_scenario) -> model.Report:
+def symbols_report(grid_scenario) -> Report:
     """The points go on an axis per symbol."""
-    from recompile_probe import scenario as scenario_mod
-    from recompile_probe.session import run_scenario
+    from recompile_probe.execution.session import run_scenario
+    from recompile_probe.scenario.load import load
 
-    return run_scenario(scenario_mod.load(grid_scenario))
+    return run_scenario(load(grid_scenario))
 
 
 def _opened(chromium: Browser, report_or_page, tmp_path: Path) -> Path:
-    text = report_or_page if isinstance(report_or_page, str) else html.render(report_or_page)
+    text = report_or_page if isinstance(report_or_page, str) else html_report.render(report_or_page)
     path = tmp_path / "report.html"
     path.write_text(text, encoding="utf-8")
     chromium.messages.clear()
@@ -269,11 +312,16 @@ MARKS = """[...document.querySelectorAll('svg.timeline g.mark')].map(g => {
 
 # --- tests ----------------------------------------------------------------------------------------
 
+
 def test_error_detection_is_real(chromium, tmp_path):
     """The "no console errors" check catches what it claims to: a page that logs an error,
     throws, and loads a missing file shows all three."""
-    _opened(chromium, "<!DOCTYPE html><p>x</p><img src='missing.png'><script>"
-                      "console.error('boom'); throw new Error('thrown')</script>", tmp_path)
+    _opened(
+        chromium,
+        "<!DOCTYPE html><p>x</p><img src='missing.png'><script>"
+        "console.error('boom'); throw new Error('thrown')</script>",
+        tmp_path,
+    )
     time.sleep(0.2)
     found = "\n".join(chromium.errors())
     assert "boom" in found and "thrown" in found and "missing.png" in found
@@ -287,15 +335,19 @@ def test_default_scenario_in_a_browser(chromium, default_report, tmp_path):
     for name, _ in default_report.sequences():
         runs = default_report.runs_for(name)
         headers = chromium.evaluate(HEADERS)
-        assert [h.replace("\n", " ") for h in headers[:len(cells.columns(runs))]] == \
-            [cells.header(h) for h, _ in cells.columns(runs)]
+        assert [h.replace("\n", " ") for h in headers[: len(cells.columns(runs))]] == [
+            cells.header(h) for h, _ in cells.columns(runs)
+        ]
     rows = chromium.evaluate(SUMMARY_ROWS)
     assert len(rows) == len(default_report.runs)
     for (strategy, values), run in zip(rows, default_report.runs):
         assert strategy == run.strategy
         assert values[0].lstrip("★ ") == run.strategy
-        assert (values[1], values[2], values[3]) == (str(run.compiles), str(run.recompiles),
-                                                    str(run.graphs))
+        assert (values[1], values[2], values[3]) == (
+            str(run.compiles),
+            str(run.recompiles),
+            str(run.graphs),
+        )
     # one visible mark per call of the report, in the timeline's box
     marks = chromium.evaluate(MARKS)
     assert len(marks) == sum(len(r.calls) for r in default_report.runs)
@@ -303,11 +355,12 @@ def test_default_scenario_in_a_browser(chromium, default_report, tmp_path):
     for run in default_report.runs:
         drawn = [m["event"] for m in marks if m["strategy"] == run.strategy]
         # both sequences' timelines, in report order
-        assert drawn == [c.event for r in default_report.runs if r.strategy == run.strategy
-                         for c in r.calls]
+        assert drawn == [
+            c.event for r in default_report.runs if r.strategy == run.strategy for c in r.calls
+        ]
     text = chromium.evaluate("document.body.innerText")
     for name, _ in default_report.sequences():
-        assert "Verdict: " + analysis.verdict(name, default_report.runs_for(name)) in text
+        assert "Verdict: " + verdict(name, default_report.runs_for(name)) in text
     assert default_report.environment.torch in text
     # what a person sees: a screenshot with content in it
     png = chromium.screenshot()
@@ -325,21 +378,25 @@ def test_several_symbols_in_a_browser(chromium, symbols_report, tmp_path):
     assert all(m["w"] > 0 and m["inside"] for m in marks)
     axes = chromium.evaluate("""Object.fromEntries([...document.querySelectorAll('g.axis')].map(
         g => [g.dataset.symbol, [...g.querySelectorAll('text.axis')].map(t => t.textContent)]))""")
-    points = analysis.points_of(list(symbols_report.runs))
+    points = points_of(list(symbols_report.runs))
     assert axes == {s: [str(p.get(s)) for p in points] for s in ("B", "S")}
 
 
 def test_watch_page_folds_past_the_top_functions(chromium, tmp_path):
-    from test_html import _function
+    from helpers import sample_function as _function
 
-    report = model.WatchReport(model.Tool("recompile-probe", "0.1.0"),
-                               model.Environment("2.13.0", "3.11.7", "Linux"), "python train.py",
-                               tuple(_function(i) for i in range(100)), exit_code=0)
-    _opened(chromium, html.functions(report), tmp_path)
+    report = WatchReport(
+        Tool("recompile-probe", "0.1.0"),
+        Environment("2.13.0", "3.11.7", "Linux"),
+        "python train.py",
+        tuple(_function(i) for i in range(100)),
+        exit_code=0,
+    )
+    _opened(chromium, html_functions.functions(report), tmp_path)
     assert chromium.errors() == []
     visible = chromium.evaluate("""[...document.querySelectorAll('tr.function')]
         .filter(tr => tr.checkVisibility()).length""")
-    assert visible == html.TOP_FUNCTIONS
+    assert visible == html_functions.TOP_FUNCTIONS
 
 
 CLI = [sys.executable, "-m", "recompile_probe"]
@@ -350,8 +407,11 @@ def test_explain_command_html_in_a_browser(chromium, grid_scenario, tmp_path):
     recompiles as headings."""
     page, data = tmp_path / "explain.html", tmp_path / "explain.json"
     for fmt, out in (("html", page), ("json", data)):
-        done = subprocess.run([*CLI, "explain", str(grid_scenario), "--quiet", "-f", fmt, "-o",
-                               str(out)], capture_output=True, text=True)
+        done = subprocess.run(
+            [*CLI, "explain", str(grid_scenario), "--quiet", "-f", fmt, "-o", str(out)],
+            capture_output=True,
+            text=True,
+        )
         assert done.returncode == 0, done.stderr
     saved = json.loads(data.read_text())
     explained = saved["explanations"]
@@ -364,26 +424,41 @@ def test_explain_command_html_in_a_browser(chromium, grid_scenario, tmp_path):
     headings = chromium.evaluate("[...document.querySelectorAll('h3')].map(h => h.innerText)")
     recompiles = sum(len(x["recompile_reasons"]) for x in explained)
     assert sum(h.startswith("Recompile at call") for h in headings) == recompiles > 0
-    assert sum(h.startswith("Guard diff") for h in headings) == \
-        sum(len(x["diffs"]) for x in explained)
+    assert sum(h.startswith("Guard diff") for h in headings) == sum(
+        len(x["diffs"]) for x in explained
+    )
 
 
 def test_summarize_command_html_in_a_browser(chromium, tmp_path):
     """`summarize TRACE --format html` of a real program's TORCH_TRACE: one row per function
     with the figures its JSON has."""
-    program = Path(__file__).parents[1] / "fixtures" / "known_compiles.py"
+    program = FIXTURES / "known_compiles.py"
     trace = tmp_path / "trace"
-    subprocess.run([sys.executable, str(program)], env={**os.environ, "TORCH_TRACE": str(trace)},
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(program)],
+        env={**os.environ, "TORCH_TRACE": str(trace)},
+        check=True,
+        capture_output=True,
+    )
     page = tmp_path / "summary.html"
-    done = subprocess.run([*CLI, "summarize", str(trace), "-f", "html", "-o", str(page)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [*CLI, "summarize", str(trace), "-f", "html", "-o", str(page)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
-    data = json.loads(subprocess.run([*CLI, "summarize", str(trace), "-f", "json"],
-                                     capture_output=True, text=True, check=True).stdout)
+    data = json.loads(
+        subprocess.run(
+            [*CLI, "summarize", str(trace), "-f", "json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     _opened(chromium, page.read_text(), tmp_path)
     assert chromium.errors() == []
     rows = chromium.evaluate("""[...document.querySelectorAll('tr.function')].map(
         tr => [...tr.cells].map(td => td.innerText))""")
-    assert {r[0]: (int(r[2]), int(r[3])) for r in rows} == \
-        {f["function"]: (f["compiles"], f["recompiles"]) for f in data["functions"]}
+    assert {r[0]: (int(r[2]), int(r[3])) for r in rows} == {
+        f["function"]: (f["compiles"], f["recompiles"]) for f in data["functions"]
+    }

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+
 import pytest
 
-from recompile_probe import model
-from recompile_probe.render import FORMATS, render
-from test_model import sample_report
+from helpers import TESTS, sample_report
+from recompile_probe.analysis.budgets import evaluate
+from recompile_probe.analysis.sequence import moved, transitions
+from recompile_probe.records.report import Report, from_dict, from_json
+from recompile_probe.records.run import Call, RunError
+from recompile_probe.render import cells
+from recompile_probe.render.formats import FORMATS, render
+from recompile_probe.scenario.budgets import Budget
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -36,9 +45,8 @@ def test_missing_figures_read_n_a():
 def test_markdown_tables_and_escaping():
     report = sample_report()
     run = report.runs[0]
-    event = model.replace(run.compile_events[0], reason="a | b\nsecond  # comment")
-    report = model.replace(report, runs=(model.replace(run, compile_events=(event,)),
-                                         report.runs[1]))
+    event = replace(run.compile_events[0], reason="a | b\nsecond  # comment")
+    report = replace(report, runs=(replace(run, compile_events=(event,)), report.runs[1]))
     text = render(report, "markdown")
     assert "| strategy | compiles | recompiles | graphs | guards | shape guards |" in text
     assert "a \\| b<br>second" in text and "# comment" not in text
@@ -46,28 +54,39 @@ def test_markdown_tables_and_escaping():
 
 
 def test_json_render_is_the_contract():
-    assert model.from_json(render(sample_report(), "json")) == sample_report()
+    assert from_json(render(sample_report(), "json")) == sample_report()
 
 
 def test_incomplete_reports_say_so():
-    report = model.replace(sample_report(), complete=False)
+    report = replace(sample_report(), complete=False)
     assert "Interrupted" in render(report, "table")
     assert "Interrupted" in render(report, "markdown")
 
 
-def _with_failed_attempt() -> model.Report:
-    """default: call 2 hit the recompile limit (no graph, one failed compile), call 3 ran eagerly."""
+def _with_failed_attempt() -> Report:
+    """default: call 2 hit the recompile limit (no graph, one failed compile), call 3 ran
+    eagerly."""
     report = sample_report()
     run = report.runs[0]
-    calls = (model.Call(0, 1, "compile", 100.0, True, 1, 0),
-             model.Call(1, 2, "recompile", 90.0, True, 1, 0),
-             model.Call(2, 3, "recompile", 9.0, True, 0, 1),
-             model.Call(3, 4, "eager", 8.0, True, 0, 0))
-    run = model.replace(run, sequence=(1, 2, 3, 4), calls=calls, failed_compiles=1,
-                        steady_state_us=256000.0, steady_state_min_us=80.0,
-                        steady_state_p90_us=300000.0, steady_state_noisy=True,
-                        marked_dims=0, notes=("nothing to mark: no batch dim is a tensor dim",))
-    return model.replace(report, runs=(run, model.replace(report.runs[1], sequence=(1, 2, 3, 4))))
+    calls = (
+        Call(0, 1, "compile", 100.0, True, 1, 0),
+        Call(1, 2, "recompile", 90.0, True, 1, 0),
+        Call(2, 3, "recompile", 9.0, True, 0, 1),
+        Call(3, 4, "eager", 8.0, True, 0, 0),
+    )
+    run = replace(
+        run,
+        sequence=(1, 2, 3, 4),
+        calls=calls,
+        failed_compiles=1,
+        steady_state_us=256000.0,
+        steady_state_min_us=80.0,
+        steady_state_p90_us=300000.0,
+        steady_state_noisy=True,
+        marked_dims=0,
+        notes=("nothing to mark: no batch dim is a tensor dim",),
+    )
+    return replace(report, runs=(run, replace(report.runs[1], sequence=(1, 2, 3, 4))))
 
 
 def test_failed_attempts_glyph_column_notes_and_noise():
@@ -87,7 +106,7 @@ def test_failed_attempts_glyph_column_notes_and_noise():
     assert "| strategy | compiles | failed | recompiles |" in md
     assert "`● ▲ △ ○`" in md and "- default: nothing to mark" in md
     assert "failed_compiles=1" in render(report, "junit")
-    assert model.from_json(render(report, "json")) == report
+    assert from_json(render(report, "json")) == report
 
 
 def test_failed_column_only_when_a_run_failed_a_compile():
@@ -98,14 +117,8 @@ def test_failed_column_only_when_a_run_failed_a_compile():
 
 # --- named size symbols -----------------------------------------------------------------------
 
-import json  # noqa: E402
-import xml.etree.ElementTree as ET  # noqa: E402
-from pathlib import Path  # noqa: E402
 
-from recompile_probe import analysis, budgets  # noqa: E402
-from recompile_probe.render import cells  # noqa: E402
-
-DATA = Path(__file__).parent / "data"
+DATA = TESTS / "render" / "data"
 
 TWO = """\
 name: two
@@ -127,13 +140,13 @@ ATTN = "def attn(q, k):\n    return (q @ k.transpose(-1, -2)).softmax(-1).sum(-1
 @pytest.fixture(scope="module")
 def two(tmp_path_factory):
     """A real two-symbol report: B and S move, prefill a 2x2 grid, big a 10x3 grid."""
-    from recompile_probe import scenario as scenario_mod
-    from recompile_probe.session import run_scenario
+    from recompile_probe.execution.session import run_scenario
+    from recompile_probe.scenario.load import load
 
     folder = tmp_path_factory.mktemp("two")
     (folder / "attn.py").write_text(ATTN)
     (folder / "two.yaml").write_text(TWO)
-    return run_scenario(scenario_mod.load(str(folder / "two.yaml")))
+    return run_scenario(load(str(folder / "two.yaml")))
 
 
 def _section(text: str, name: str) -> list[str]:
@@ -144,7 +157,7 @@ def _section(text: str, name: str) -> list[str]:
 
 def _timeline(lines: list[str]) -> list[str]:
     start = next(i for i, line in enumerate(lines) if line.startswith("Timeline"))
-    return lines[start:lines.index("", start)]
+    return lines[start : lines.index("", start)]
 
 
 def _rows(lines: list[str], first: str) -> list[list[str]]:
@@ -167,8 +180,10 @@ def test_two_symbols_table_title_timeline_reasons_verdict(two):
     assert marks.count("▲") == default.recompiles >= 2  # Dynamo's own count (metrics)
     # each change agrees with the guard Dynamo says failed: S moved 7 → 33 at call 1 (dim 1)
     reasons = " ".join("\n".join(lines).split("Recompile reasons", 1)[1].split())
-    assert "default 1 S 7 → 33 0/1 static_size_change 0/0: tensor 'k' size mismatch at " \
-           "index 1. expected 7, actual 33" in reasons
+    assert (
+        "default 1 S 7 → 33 0/1 static_size_change 0/0: tensor 'k' size mismatch at "
+        "index 1. expected 7, actual 33" in reasons
+    )
     # call 2: both moved; only what changed is named
     assert "default 2 B 1 → 2, S 33 → 7 0/2 zero_one_specialization" in reasons
     verdict = " ".join(" ".join(lines).split("Verdict: ", 1)[1].split())
@@ -195,34 +210,42 @@ def test_two_symbols_markdown_junit_and_json(two):
     md = render(two, "markdown")
     assert "### Sequence `prefill`: (B 1, S 7) → (B 1, S 33) → (B 2, S 7) → (B 2, S 33)" in md
     assert "| strategy | call | change | compile id | kind | reason |" in md
-    assert "| default | 1 | S 7 → 33 | 0/1 | static_size_change | 0/0: tensor 'k' size " \
-           "mismatch at index 1. expected 7, actual 33 |" in md
+    assert (
+        "| default | 1 | S 7 → 33 | 0/1 | static_size_change | 0/0: tensor 'k' size "
+        "mismatch at index 1. expected 7, actual 33 |" in md
+    )
     assert "(first at call 1, S 7 → 33)" in md
     # a failure's text names the change; budgets evaluated as `check` does
-    runs = tuple(model.replace(r, violations=budgets.evaluate(
-        r, [budgets.Budget("*", "*", "max_recompiles", 0)])) for r in two.runs)
-    root = ET.fromstring(render(model.replace(two, runs=runs), "junit"))
-    case = next(c for c in root.iter("testcase")
-                if c.get("classname") == "recompile_probe.two.prefill"
-                and c.get("name") == "default")
+    runs = tuple(
+        replace(r, violations=evaluate(r, [Budget("*", "*", "max_recompiles", 0)]))
+        for r in two.runs
+    )
+    root = ET.fromstring(render(replace(two, runs=runs), "junit"))
+    case = next(
+        c
+        for c in root.iter("testcase")
+        if c.get("classname") == "recompile_probe.two.prefill" and c.get("name") == "default"
+    )
     default = next(r for r in two.runs_for("prefill") if r.strategy == "default")
     assert case.find("system-out").text.startswith(
         "sequence (B 1, S 7) → (B 1, S 33) → (B 2, S 7) → (B 2, S 33): "
-        f"compiles={default.compiles} ")
+        f"compiles={default.compiles} "
+    )
     failure = case.find("failure").text
-    assert "- call 1 (S 7 → 33): 0/0: tensor 'k' size mismatch at index 1. expected 7, " \
-           "actual 33" in failure
+    assert (
+        "- call 1 (S 7 → 33): 0/0: tensor 'k' size mismatch at index 1. expected 7, "
+        "actual 33" in failure
+    )
     big = next(c for c in root.iter("testcase") if c.get("classname").endswith(".big"))
     assert "more …" in big.find("system-out").text.split(":")[0]
     # points survive a saved report: it re-renders the same without torch
-    again = model.from_json(render(two, "json"))
+    again = from_json(render(two, "json"))
     assert again == two and render(again, "table", width=100) == render(two, "table", width=100)
 
 
 def test_two_symbols_error_line_names_the_point(two):
     run = next(r for r in two.runs_for("prefill") if r.strategy == "mark_unbacked")
-    failed = model.replace(run, status="error", error=model.RunError("X", "boom", 2),
-                           calls=run.calls[:3])
+    failed = replace(run, status="error", error=RunError("X", "boom", 2), calls=run.calls[:3])
     assert cells.error_line(failed) == "mark_unbacked: X at call 2 (B 2, S 7): boom"
 
 
@@ -254,13 +277,13 @@ def run(fn, B, S):
 
 @pytest.fixture(scope="module")
 def driven(tmp_path_factory):
-    from recompile_probe import scenario as scenario_mod
-    from recompile_probe.session import run_scenario
+    from recompile_probe.execution.session import run_scenario
+    from recompile_probe.scenario.load import load
 
     folder = tmp_path_factory.mktemp("driver")
     (folder / "prog.py").write_text(PROG)
     (folder / "driver.yaml").write_text(DRIVER)
-    return run_scenario(scenario_mod.load(str(folder / "driver.yaml")))
+    return run_scenario(load(str(folder / "driver.yaml")))
 
 
 def test_a_driver_groups_its_calls_by_point(driven):
@@ -271,13 +294,14 @@ def test_a_driver_groups_its_calls_by_point(driven):
     for run in driven.runs:
         assert len(run.calls) == 6  # the driver's calls, every one recorded
         (groups,) = _rows(lines, run.strategy)
-        assert groups == ["".join(cells.glyph(c) for c in run.calls if c.point_index == k)
-                          for k in (0, 1)]
+        assert groups == [
+            "".join(cells.glyph(c) for c in run.calls if c.point_index == k) for k in (0, 1)
+        ]
         assert "".join(groups).count("▲") == run.recompiles
     default = next(r for r in driven.runs if r.strategy == "default")
     assert default.recompiles >= 1
     # call 1 recompiled inside the first point (the decode call's S): not a point change
-    labels = [analysis.moved(default, t) for t in analysis.transitions(default)]
+    labels = [moved(default, t) for t in transitions(default)]
     assert "step 1 at B 1, S 7" in labels
     assert "step 1 at B 1, S 7" in text.split("Recompile reasons", 1)[1]
     md = render(driven, "markdown")
@@ -287,26 +311,34 @@ def test_a_driver_groups_its_calls_by_point(driven):
 
 # --- batch-only reports read exactly as before ------------------------------------------------
 
-def _renderings(report: model.Report) -> dict[str, str]:
+
+def _renderings(report: Report) -> dict[str, str]:
     """Every view of a report: what tests/render/data/*.expected.json holds, rendered by the
     renderers of commit 082a408 (before size symbols reached the views)."""
-    from recompile_probe import baseline
-    from recompile_probe import explain as ex
-    from recompile_probe.render import comparison, explanation
-    from recompile_probe.strategies import BUILTINS
+    from recompile_probe.analysis import baseline
+    from recompile_probe.analysis.explain import explain
+    from recompile_probe.render import markdown
+    from recompile_probe.render.terminal import diff as terminal_diff
+    from recompile_probe.render.terminal import explain as terminal_explain
+    from recompile_probe.strategies.advice import Arguments
+    from recompile_probe.strategies.builtins import BUILTINS
 
     out = {f"table{w}": render(report, "table", width=w) for w in (100, 120)}
     out["markdown"] = render(report, "markdown")
     out["junit"] = render(report, "junit")
-    xs, notes = ex.explain(report, dict(BUILTINS), [("L['x']", 0), ("L['values']", 0)],
-                           ["default", "static"])
-    out["explain"] = explanation.render(report, xs, notes, width=100)
-    out["explain_markdown"] = explanation.markdown(report, xs, notes)
-    bs = [budgets.Budget("*", "*", "max_recompiles", 0),
-          budgets.Budget("*", "*", "outputs_match", True)]
-    out["reasons"] = "\n".join(r for run in report.runs for v in budgets.evaluate(run, bs)
-                               for r in v.reasons)
-    out["diff"] = comparison.render(baseline.pair([report], [report]), width=120)
+    xs, notes = explain(
+        report,
+        dict(BUILTINS),
+        Arguments([("L['x']", 0, "B"), ("L['values']", 0, "B")]),
+        ["default", "static"],
+    )
+    out["explain"] = terminal_explain.render(report, xs, notes, width=100)
+    out["explain_markdown"] = markdown.explain(report, xs, notes)
+    bs = [Budget("*", "*", "max_recompiles", 0), Budget("*", "*", "outputs_match", True)]
+    out["reasons"] = "\n".join(
+        r for run in report.runs for v in evaluate(run, bs) for r in v.reasons
+    )
+    out["diff"] = terminal_diff.render(baseline.pair([report], [report]), width=120)
     return out
 
 
@@ -331,10 +363,10 @@ def test_a_batch_only_report_reads_byte_for_byte_as_before():
     data = json.loads((DATA / "batch_only_before_symbols.json").read_text())
     assert "points" not in data["runs"][0] and "sizes" not in data["runs"][0]["calls"][0]
     expected = json.loads((DATA / "batch_only_before_symbols.expected.json").read_text())
-    old = _renderings(model.from_dict(data))
+    old = _renderings(from_dict(data))
     assert old.keys() == expected.keys()
     for name in expected:
         assert old[name] == expected[name], name
-    now = _renderings(model.from_dict(_with_points(data)))
+    now = _renderings(from_dict(_with_points(data)))
     for name in expected:
         assert now[name] == expected[name], name

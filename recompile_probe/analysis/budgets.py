@@ -1,0 +1,65 @@
+"""A run judged by its budgets (scenario/budgets.py): which are broken, and why. No torch."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..reasons.text import without_comments
+from ..records.run import Run, Violation
+from ..scenario.budgets import Budget
+from ..scenario.keys import KEYS, MAX_KEYS
+from .sequence import at_call, moved, transitions
+
+
+def effective(run: Run, budgets: Iterable[Budget]) -> dict[str, Budget]:
+    """key -> the budget that governs it for this run."""
+    chosen: dict[str, Budget] = {}
+    for budget in budgets:
+        if budget.applies_to(run):
+            held = chosen.get(budget.key)
+            if held is None or budget.rank >= held.rank:
+                chosen[budget.key] = budget
+    return chosen
+
+
+def _recompile_reasons(run: Run) -> tuple[str, ...]:
+    return tuple(
+        f"call {t.call_index} ({moved(run, t)}): "
+        f"{without_comments(t.reason) if t.reason else 'n/a'}"
+        for t in transitions(run)
+    )
+
+
+def _why(run: Run, key: str) -> tuple[str, ...]:
+    if key == "outputs_match":
+        return tuple(
+            f"call {c.index} ({at_call(run, c.index)}): "
+            f"{'differs from eager' if c.outputs_match is False else 'not compared'}"
+            for c in run.calls
+            if c.outputs_match is not True and c.event != "error"
+        )
+    if key == "status" and run.error is not None:
+        return (f"{run.error.type}: {run.error.message}",)
+    return _recompile_reasons(run)
+
+
+def evaluate(run: Run, budgets: Iterable[Budget]) -> tuple[Violation, ...]:
+    violations = []
+    for key, budget in effective(run, budgets).items():
+        if key in MAX_KEYS:
+            actual = getattr(run, MAX_KEYS[key])
+            broken = actual is None or actual > budget.limit
+        else:
+            actual = getattr(run, key)
+            broken = actual != budget.limit
+        if broken:
+            violations.append(Violation(key, budget.limit, actual, _why(run, key), budget.source))
+    return tuple(sorted(violations, key=lambda v: KEYS.index(v.budget)))
+
+
+def describe(violation: Violation) -> str:
+    """One line, e.g. "max_recompiles: 1 > 0"."""
+    actual = "n/a" if violation.actual is None else violation.actual
+    if violation.budget in MAX_KEYS:
+        return f"{violation.budget}: {actual} > {violation.limit}"
+    return f"{violation.budget}: {actual} (expected {violation.limit})"

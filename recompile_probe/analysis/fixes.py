@@ -1,0 +1,197 @@
+"""Measured fixes: for each recompile, the strategies of the same run that did not recompile on
+that call and matched eager, with the change to make; and why none did. No torch.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..reasons.kinds import no_fix_why
+from ..records.run import Run
+from ..scenario.builtin_targets import BUILTIN_TARGETS
+from ..sizes.points import Point, varying
+from ..strategies.advice import Arguments, check_lines, code
+from ..strategies.model import BATCH_SOURCES, Strategy
+from .sequence import moved, transitions
+from .verdicts import eligible
+
+
+def acting_symbols(run: Run) -> tuple[str, ...]:
+    """The symbols a one-kind mark acted on in this run: those that vary over its points."""
+    points = [Point.of(p) for p in run.points] or [Point.batch(b) for b in run.sequence]
+    return varying(points)
+
+
+def _has_checks(target: str) -> bool:
+    builtin = BUILTIN_TARGETS.get(target)
+    return builtin is not None and builtin.has_checks
+
+
+@dataclass(frozen=True)
+class Fix:
+    strategy: str
+    change: tuple[str, ...]  #: what the measured run did, as a change to the user's code
+    compiles: int | None
+    steady_state_us: float | None
+    #: lines no run of this report executed (e.g. mark_unbacked's torch._check template)
+    advice: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Recompile:
+    call_index: int
+    batch_before: int | None
+    batch_after: int
+    compile_id: str | None
+    reason: str | None
+    reason_kind: str | None
+    reason_detail: dict | None
+    fixes: tuple[Fix, ...]
+    no_fix_why: str | None
+    #: what moved at this call: "B 1 → 2", "S 7 → 33", "step 1 at B 2, S 7" (analysis.moved)
+    change: str = ""
+    #: the point of the call, every size symbol -> size; None in a report written before points
+    sizes: dict | None = None
+    #: per failing guard line of ``reason``: the user line behind it (an origin dict) or None
+    reason_origins: tuple[dict | None, ...] | None = None
+    #: user_specialization: the line to change, why marking alone cannot help, and what a run
+    #: of this report that marked the dim did (measured), or that none measured it
+    specialization: str | None = None
+
+
+def recompiles(
+    run: Run, runs: list[Run], strategies: Mapping[str, Strategy], args: Arguments
+) -> list[Recompile]:
+    """Each recompile of ``run``, with the strategies of the same sequence that measurably did
+    not recompile on that call and matched eager."""
+    out = []
+    events = {e.compile_id: e for e in run.compile_events}
+    for t in transitions(run):
+        event = events.get(t.compile_id)
+        fixes = []
+        for other in runs:
+            if other is run or not eligible(other) or other.outputs_match is not True:
+                continue
+            call = other.calls[t.call_index] if t.call_index < len(other.calls) else None
+            if call is None or call.event in ("recompile", "error", "eager"):
+                continue
+            strategy = strategies.get(other.strategy)
+            if strategy is None:
+                continue
+            measured = _has_checks(other.target)
+            acting = acting_symbols(other)
+            fixes.append(
+                Fix(
+                    other.strategy,
+                    tuple(code(strategy, args, acting, checks_measured=measured)),
+                    other.compiles,
+                    other.steady_state_us,
+                    () if measured else tuple(check_lines(strategy, args, acting)),
+                )
+            )
+        fixes.sort(
+            key=lambda f: (
+                f.compiles if f.compiles is not None else 1 << 30,
+                f.steady_state_us or 0.0,
+            )
+        )
+        kind = event.reason_kind if event else None
+        call = run.calls[t.call_index] if t.call_index < len(run.calls) else None
+        found = event.reason_origins if event else None
+        special = None
+        if kind == "user_specialization" and event is not None:
+            special = specialization_fix(
+                event.reason_detail or {},
+                (found or (None,))[0],
+                t.call_index,
+                run,
+                runs,
+                strategies,
+            )
+        out.append(
+            Recompile(
+                t.call_index,
+                t.batch_before,
+                t.batch_after,
+                t.compile_id,
+                t.reason,
+                kind,
+                event.reason_detail if event else None,
+                tuple(fixes),
+                None if fixes else no_fix_why(kind),
+                moved(run, t),
+                call.sizes if call else None,
+                None if found is None else tuple(found),
+                special,
+            )
+        )
+    return out
+
+
+def _marks(strategy: Strategy | None) -> bool:
+    """The strategy marks dims (mark_dynamic, mark_unbacked, ...) or names them as sources."""
+    return strategy is not None and (
+        strategy.mark is not None
+        or bool(strategy.marks)
+        or any(v == BATCH_SOURCES for v in strategy.config.values())
+    )
+
+
+def specialization_fix(
+    detail: Mapping[str, Any],
+    origin: Mapping[str, Any] | None,
+    call_index: int,
+    run: Run,
+    runs: list[Run],
+    strategies: Mapping[str, Strategy],
+) -> str:
+    """The fix for a size the user's code forced to a constant: the line to change, why marking
+    cannot help, and what each marking run of the same sequence measurably did at that call."""
+    source = detail.get("source") or "the value"
+    if detail.get("what") == "size" and detail.get("dim") is not None:
+        source = f"{source}.size()[{detail['dim']}]"
+    value = detail.get("expected")
+    if origin and origin.get("line") is not None:
+        text = f" `{origin['code']}`" if origin.get("code") else ""
+        line = f"{os.path.basename(str(origin['file']))}:{origin['line']}{text}"
+        head = (
+            f"change {line}: it needs {source} as a concrete int"
+            f"{f' (== {value})' if value else ''}, so every new value compiles again "
+            "(e.g. keep the loop or branch on tensors, or pass the count as a tensor)."
+        )
+    else:
+        head = (
+            f"the user's code needs {source} as a concrete int (the line is n/a in this "
+            "torch): change that code."
+        )
+    why = (
+        "Marking alone cannot help: a marked dim that user code specializes raises a "
+        "constraint violation (mark_dynamic) or is specialized and recompiles anyway."
+    )
+    measured = []
+    for other in runs:
+        if other is run or not _marks(strategies.get(other.strategy)):
+            continue
+        if (
+            other.status == "error"
+            and other.error is not None
+            and (other.error.call_index is None or other.error.call_index <= call_index)
+        ):
+            measured.append(f"{other.strategy} raised {other.error.type}: {other.error.message}")
+            continue
+        call = other.calls[call_index] if call_index < len(other.calls) else None
+        if call is None or other.status != "ok":
+            continue
+        if call.event == "recompile":
+            measured.append(f"{other.strategy} recompiled anyway at call {call_index}")
+        elif call.event == "hit":
+            measured.append(f"{other.strategy} did not recompile at call {call_index}")
+    tail = (
+        "Measured in this report: " + "; ".join(m.rstrip(".") for m in measured) + "."
+        if measured
+        else "No run of this report marked that dim: not measured."
+    )
+    return f"{head} {why} {tail}"

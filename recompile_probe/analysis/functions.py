@@ -1,0 +1,192 @@
+"""Per compiled function: a process's compile events summarised per code object, with their
+causes (watch, summarize, record()). No torch."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from ..reasons import causes as causes_mod
+from ..reasons.parse import classify
+from ..reasons.text import failure_lines, strip_comment
+from ..records.run import CompileEvent
+from ..records.watch import CauseCount, FunctionSummary, ReasonCount
+
+
+def by_function(
+    events: list[CompileEvent],
+    *,
+    cache_entries: dict[tuple, int] | None = None,
+    qualnames: dict[tuple, str] | None = None,
+    extras: dict[str, dict] | None = None,
+    code_qualnames: dict[tuple, str] | None = None,
+) -> list[FunctionSummary]:
+    """Per compiled code object (name, file, line), in first-compiled order.
+
+    ``extras``: per compile id, what the recorder saw beside the event (``compiled_as``,
+    ``call_site``): a code object that is a library's closure (a decorator's wrapper) is then
+    named after what the user compiled, its own name kept in ``code_name``. ``code_qualnames``:
+    co_qualname per code object, to tell such a closure where ``qualnames`` is not given."""
+    groups: dict[tuple, list[CompileEvent]] = {}
+    for e in events:
+        groups.setdefault((e.function, e.filename, e.line), []).append(e)
+    out = []
+    for key, group in groups.items():
+        reasons: dict[tuple, int] = {}
+        reason_origin: dict[tuple, dict] = {}
+        for e in group:
+            if not e.recompile:
+                continue
+            lines = failure_lines(e.reason)
+            text = strip_comment(lines[0].split(": ", 1)[-1]) if lines else (e.reason or "")
+            detail = classify(e.reason) if e.reason and not e.reason_kind else None
+            kind = e.reason_kind or (detail.kind if detail is not None else None)
+            reasons[(kind, text)] = reasons.get((kind, text), 0) + 1
+            if e.reason_origins and e.reason_origins[0] and (kind, text) not in reason_origin:
+                reason_origin[(kind, text)] = e.reason_origins[0]
+        ok = [e for e in group if not e.failed]
+        latest = ok[-1] if ok else None
+
+        def total(field: str, group: list[CompileEvent] = group) -> int | None:
+            values = [getattr(e, field) for e in group]
+            return None if any(v is None for v in values) else sum(values)
+
+        name = (qualnames or {}).get(key) or key[0] or "?"
+        code_name = (code_qualnames or {}).get(key) or name
+        seen = [(extras or {}).get(e.compile_id or "") or {} for e in group]
+        # one wrapper's code object may serve several things the user compiled: name them all
+        names = list(dict.fromkeys(x["compiled_as"] for x in seen if x.get("compiled_as")))
+        user_name = ", ".join(names) or None
+        call_site = next((x["call_site"] for x in seen if x.get("call_site")), None)
+        # only a closure named otherwise than what the user compiled is renamed (a decorator's
+        # wrapper): a module's own forward, a local class's or a plain function keeps its name
+        renamed = (
+            user_name is not None
+            and ".<locals>." in code_name
+            and all(n.rsplit(".", 1)[-1] != (key[0] or "") for n in names)
+        )
+        out.append(
+            FunctionSummary(
+                function=user_name if renamed and user_name else name,
+                filename=key[1],
+                line=key[2],
+                compiles=len(group),
+                recompiles=sum(e.recompile for e in group),
+                failed=sum(e.failed for e in group),
+                graphs=total("graphs"),
+                graph_breaks=total("graph_breaks"),
+                cache_entries=(cache_entries or {}).get(key),
+                guard_count=latest.guard_count if latest else None,
+                shape_env_guard_count=latest.shape_env_guard_count if latest else None,
+                recompile_limit_hit=any(e.reason_kind == "recompile_limit_hit" for e in group),
+                reasons=tuple(
+                    ReasonCount(k, t, n, reason_origin.get((k, t))) for (k, t), n in reasons.items()
+                ),
+                causes=cause_counts(group, extras),
+                code_name=code_name if renamed else None,
+                call_site=call_site,
+                graph_break_origins=_merged(seen, "graph_breaks", ("reason",), count=True),
+                specializations=_merged(seen, "specializations", ("source", "value")),
+            )
+        )
+    return out
+
+
+def _merged(
+    extras: list[dict], name: str, fields: tuple[str, ...], count: bool = False
+) -> tuple[dict, ...]:
+    """One record per (fields, user line) over a function's compiles; counts added up."""
+    out: dict[tuple, dict] = {}
+    for extra in extras:
+        for item in extra.get(name) or ():
+            origin = item.get("origin") or {}
+            key = (*(item.get(f) for f in fields), origin.get("file"), origin.get("line"))
+            if key in out:
+                if count:
+                    out[key]["count"] = (out[key].get("count") or 0) + (item.get("count") or 0)
+            else:
+                kept = {k: v for k, v in item.items() if k != "stack"}
+                out[key] = kept
+    return tuple(out.values())
+
+
+def cause_counts(
+    events: list[CompileEvent], extras: dict[str, dict] | None = None
+) -> tuple[CauseCount, ...]:
+    """The root causes of these recompiles (every failing guard, grouped; causes.py), each with
+    the recompiles it is the first-ranked cause of: those first (dearer first, incidental ones
+    last), then the ones that only also failed."""
+    found: dict[tuple, dict] = {}
+    for e in events:
+        if not e.recompile:
+            continue
+        lines = list(e.failures) or failure_lines(e.reason)
+        group = causes_mod.group(lines)
+        # the origin of each entry's first failing guard (reason_origins follows reason's lines)
+        firsts: dict[tuple[str, str], Any] = {}
+        every = ((extras or {}).get(e.compile_id or "") or {}).get("failure_origins") or ()
+        for line, origin in [
+            *zip(failure_lines(e.reason), e.reason_origins or ()),
+            *zip(lines, every),
+        ]:
+            entry, _, guard = line.partition(": ")
+            if firsts.get((entry, strip_comment(guard))) is None:
+                firsts[(entry, strip_comment(guard))] = origin
+        for i, cause in enumerate(group):
+            item = found.setdefault(
+                cause.key(),
+                {"cause": cause, "ids": [], "seen": 0, "order": len(found), "origin": None},
+            )
+            item["seen"] += 1
+            if item["origin"] is None:
+                item["origin"] = next(
+                    (
+                        firsts[(en, g)]
+                        for en in cause.entries
+                        for g in cause.guards
+                        if firsts.get((en, g))
+                    ),
+                    None,
+                )
+            if cause.what in ("length", "value"):
+                item["cause"] = replace(
+                    item["cause"],
+                    before=causes_mod.merged_before(item["cause"].before, cause.before),
+                )
+            if i == 0:
+                item["ids"].append(e.compile_id or "?")
+    ordered = sorted(
+        found.values(),
+        key=lambda c: (
+            not c["ids"],
+            c["cause"].incidental,
+            -len(c["ids"]),
+            c["cause"].rank,
+            c["order"],
+        ),
+    )
+    return tuple(
+        CauseCount(
+            c["cause"].label(),
+            c["cause"].what,
+            c["cause"].source,
+            c["cause"].dim,
+            c["cause"].before,
+            c["cause"].after,
+            c["cause"].kind,
+            c["cause"].incidental,
+            len(c["ids"]),
+            c["seen"],
+            tuple(c["ids"]),
+            c["origin"],
+        )
+        for c in ordered
+    )
+
+
+def matches(f: FunctionSummary, pattern: str) -> bool:
+    """A glob or a substring of the function's name, its file:line, or its file name."""
+    names = [f.function, f"{f.filename}:{f.line}", Path(f.filename or "").name]
+    return any(fnmatchcase(n, pattern) or pattern in n for n in names)

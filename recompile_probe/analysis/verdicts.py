@@ -1,0 +1,131 @@
+"""Verdicts: which run of a sequence wins, and one line that says why. No torch."""
+
+from __future__ import annotations
+
+import math
+
+from ..records.run import Run
+from .sequence import batch_only, moved, points_of, sequence_label, transitions
+
+NOISE_RATIO = 1.3
+
+
+def too_noisy(min_us: float | None, median_us: float | None) -> bool | None:
+    """median > NOISE_RATIO x min; None when either figure is missing."""
+    if min_us is None or median_us is None or min_us <= 0:
+        return None
+    return median_us > NOISE_RATIO * min_us
+
+
+def noisy(run: Run) -> bool:
+    """The run's µs/call must not rank it (an old report without the spread ranks as before)."""
+    flag = run.steady_state_noisy
+    if flag is None:
+        flag = too_noisy(run.steady_state_min_us, run.steady_state_us)
+    return bool(flag)
+
+
+def eligible(run: Run) -> bool:
+    """A run that can win: it finished, and its outputs did not differ from eager."""
+    return run.status == "ok" and run.outputs_match is not False and run.compiles is not None
+
+
+def _value(x: float | None) -> float:
+    return math.inf if x is None else x
+
+
+def _key(run: Run) -> tuple[float, ...]:
+    # "fewest guards": guard_count first, then the symbolic (shape-env) guards it includes.
+    return (_value(run.compiles), _value(run.guard_count), _value(run.shape_env_guard_count))
+
+
+def tied(runs: list[Run]) -> list[Run]:
+    """The eligible runs that only µs/call could separate: fewest compiles, then guards."""
+    candidates = [r for r in runs if eligible(r)]
+    if not candidates:
+        return []
+    top = min(_key(r) for r in candidates)
+    return [r for r in candidates if _key(r) == top]
+
+
+def best(runs: list[Run]) -> Run | None:
+    """Fewest compiles, then fewest guards, then the lowest steady-state cost; errors excluded.
+
+    µs/call decides a tie only when no tied run's measurement is too noisy to rank on; otherwise
+    the first tied run in scenario order wins and the verdict says why.
+    """
+    top = tied(runs)
+    if not top:
+        return None
+    if any(noisy(r) for r in top):
+        return top[0]
+    return min(top, key=lambda r: _value(r.steady_state_us))
+
+
+def noisy_line(run: Run) -> str:
+    """'name (min a, median b, p90 c µs)' for a run whose µs/call is too noisy to rank."""
+    figures = ", ".join(
+        f"{k} {v:.1f}"
+        for k, v in (
+            ("min", run.steady_state_min_us),
+            ("median", run.steady_state_us),
+            ("p90", run.steady_state_p90_us),
+        )
+        if v is not None
+    )
+    return f"{run.strategy} ({figures} µs)" if figures else run.strategy
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def verdict(sequence_name: str, runs: list[Run]) -> str:
+    """One line: the winner and why, who recompiled, who failed."""
+    points = points_of(runs)
+    if batch_only(points):
+        head = f"{sequence_name} {list(runs[0].sequence if runs else ())}: "
+    else:
+        head = f"{sequence_name} {sequence_label(points, 60)}: "
+    winner = best(runs)
+    if winner is None:
+        return head + "no strategy finished with outputs matching eager."
+    ties = [r for r in runs if eligible(r) and r.compiles == winner.compiles]
+    compiles = winner.compiles or 0  # an eligible run finished: its count is known
+    parts = [f"{winner.strategy} wins with {plural(compiles, 'compile')}"]
+    detail = []
+    if winner.guard_count is not None:
+        detail.append(f"{plural(winner.guard_count, 'guard')}")
+    if winner.shape_env_guard_count is not None:
+        detail.append(f"{plural(winner.shape_env_guard_count, 'shape guard')}")
+    if winner.steady_state_us is not None:
+        detail.append(
+            f"{winner.steady_state_us:.1f} µs/call"
+            + (", too noisy to rank" if noisy(winner) else "")
+        )
+    if detail:
+        parts[0] += f" ({', '.join(detail)})"
+    others = [r.strategy for r in ties if r is not winner]
+    if others:
+        parts.append(f"also {plural(compiles, 'compile')}: {', '.join(others)}")
+    unranked = [r for r in tied(runs) if noisy(r)]
+    if len(tied(runs)) > 1 and unranked:
+        parts.append(
+            f"µs/call too noisy to rank ({', '.join(r.strategy for r in unranked)}: "
+            f"median > {NOISE_RATIO}x min), so {winner.strategy} wins the tie by "
+            "scenario order"
+        )
+    recompiling = [r for r in runs if r.recompiles]
+    if recompiling:
+        first = transitions(recompiling[0])
+        where = ""
+        if first and first[0].batch_before is not None:
+            where = f" (first at call {first[0].call_index}, {moved(recompiling[0], first[0])})"
+        parts.append(f"recompile: {', '.join(r.strategy for r in recompiling)}{where}")
+    mismatched = [r.strategy for r in runs if r.status == "ok" and r.outputs_match is False]
+    if mismatched:
+        parts.append(f"outputs differ from eager: {', '.join(mismatched)}")
+    failed = [r.strategy for r in runs if r.status == "error"]
+    if failed:
+        parts.append(f"error: {', '.join(failed)}")
+    return head + "; ".join(parts) + "."

@@ -1,0 +1,172 @@
+"""`check`: run scenarios, evaluate every budget, compare with a baseline; report it all at once.
+
+Every scenario is validated before the first one runs (a malformed one is exit 2 with nothing
+run). A scenario whose target fails without torch.compile is recorded and the others still run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..analysis.check import Outcome, compare, judge
+from ..errors import ProbeError, ReportError, UsageError
+from ..records.order import ordered, planned
+from ..records.report import Report
+from ..records.run import Run
+from ..scenario import load as scenario_load
+from ..scenario.budgets import Budget
+from ..scenario.keys import ANY
+from ..scenario.model import Scenario
+
+SCENARIO_SUFFIXES = (".yaml", ".yml")
+
+
+def expand(paths: list[Path]) -> list[Path]:
+    """Scenario files, with each directory replaced by the YAML files below it (sorted)."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.suffix in SCENARIO_SUFFIXES)
+            if not found:
+                raise UsageError(f"{path}: no scenario files (*.yaml, *.yml) in this directory")
+            out.extend(found)
+        else:
+            out.append(path)
+    return out
+
+
+def load_all(
+    paths: list[Path], strategies: list[str] | None, max_recompiles: int | None
+) -> list[Scenario]:
+    scenarios = []
+    for path in expand(paths):
+        s = scenario_load.with_overrides(scenario_load.load(path), strategies=strategies)
+        if max_recompiles is not None:
+            flag = Budget(
+                ANY, ANY, "max_recompiles", max_recompiles, "--max-recompiles", from_flag=True
+            )
+            s = replace(s, budgets=(*s.budgets, flag))
+        scenarios.append(s)
+    return scenarios
+
+
+def run_check(
+    scenarios: list[Scenario],
+    *,
+    baseline: list[Report] | None = None,
+    tolerance: int = 0,
+    accept_baseline: bool = False,
+    on_start: Callable[[str, str], None] | None = None,
+    on_run: Callable[[Run], None] | None = None,
+    runs: Collection[tuple[str, str, str]] | None = None,
+    pool: Any = None,
+) -> Outcome:
+    """``runs``: only these (scenario name, sequence, strategy), e.g. a shard's; a scenario with
+    none of them is left out. ``pool``: an ``execution.session.open_pool`` every scenario's runs
+    share, its workers reused from one scenario to the next."""
+    outcome = Outcome(baseline_accepted=accept_baseline)
+    for scenario in scenarios:
+        try:
+            report = _run_some(scenario, runs, on_start, on_run, pool)
+        except ProbeError as exc:
+            outcome.failures.append((scenario, exc))
+            continue
+        if report is None:
+            continue
+        report, checked = judge(report, scenario)
+        outcome.reports.append(report)
+        outcome.budgets_checked += checked
+        if not report.complete:
+            outcome.interrupted = True
+            break
+    return compare(outcome, baseline, tolerance)
+
+
+def _run_some(
+    scenario: Scenario,
+    runs: Collection[tuple[str, str, str]] | None,
+    on_start: Callable[[str, str], None] | None,
+    on_run: Callable[[Run], None] | None,
+    pool: Any = None,
+) -> Report | None:
+    """The scenario's report, or the report of the selected runs only. Sequences that need the
+    same strategies run as one part (one eager reference each, as unsharded); every run resets
+    Dynamo, so a run's figures do not depend on which runs share its process."""
+    from ..execution.session import run_scenario
+
+    if runs is None:
+        return run_scenario(scenario, on_start=on_start, on_run=on_run, pool=pool)
+    chosen = set(runs)
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for sequence in scenario.points:
+        strategies = tuple(s for s in scenario.strategies if (scenario.name, sequence, s) in chosen)
+        if strategies:
+            groups.setdefault(strategies, []).append(sequence)
+    parts: list[Report] = []
+    for strategies, sequences in groups.items():
+        part = replace(
+            scenario, strategies=strategies, points={n: scenario.points[n] for n in sequences}
+        )
+        parts.append(run_scenario(part, on_start=on_start, on_run=on_run, pool=pool))
+        if not parts[-1].complete:
+            break
+    if not parts:
+        return None
+    return replace(
+        parts[0],
+        runs=ordered((r for p in parts for r in p.runs), scenario.points, scenario.strategies),
+        complete=all(p.complete for p in parts),
+    )
+
+
+def from_reports(
+    scenarios: list[Scenario],
+    reports: list[Report],
+    *,
+    source: str = "report",
+    baseline: list[Report] | None = None,
+    tolerance: int = 0,
+    accept_baseline: bool = False,
+) -> Outcome:
+    """`check --from-report`: the scenarios' budgets and the baseline judged on saved reports
+    (e.g. merged shards) instead of fresh runs. Nothing runs; no torch import. Every run the
+    scenarios plan must be in the reports and nothing else: a verdict on a partial report would
+    pass what the full check fails."""
+    by_name = {r.scenario.name: r for r in reports}
+    names = {s.name for s in scenarios}
+    extra = [n for n in by_name if n not in names]
+    if extra:
+        raise ReportError(
+            f"{source}: report(s) for {', '.join(map(repr, extra))}, which no scenario given names",
+            "Give check the same scenarios as the runs.",
+        )
+    outcome = Outcome(baseline_accepted=accept_baseline)
+    for scenario in scenarios:
+        report = by_name.get(scenario.name)
+        if report is None:
+            raise ReportError(
+                f"{source}: no report for scenario {scenario.name!r}",
+                "Merge every shard (a scenario that could not run in a shard "
+                "is left out of its report).",
+            )
+        plan = list(planned(scenario.points, scenario.strategies))
+        held = [(r.sequence_name, r.strategy) for r in report.runs]
+        if sorted(plan) != sorted(held):
+            lost = [f"{a} / {b}" for a, b in plan if (a, b) not in held]
+            more = [f"{a} / {b}" for a, b in held if (a, b) not in plan]
+            raise ReportError(
+                f"{source}: scenario {scenario.name!r}: the report's runs differ from the "
+                f"scenario's"
+                + (f"; missing {', '.join(lost)}" if lost else "")
+                + (f"; not planned {', '.join(more)}" if more else ""),
+                "Use the scenarios and --strategy the report was made with.",
+            )
+        report, checked = judge(report, scenario)
+        outcome.reports.append(report)
+        outcome.budgets_checked += checked
+        if not report.complete:
+            outcome.interrupted = True
+    return compare(outcome, baseline, tolerance)

@@ -1,0 +1,152 @@
+"""The search over markings: exhaustive up to EXHAUSTIVE_MAX varying dims (the optimum is
+proven), greedy beyond.
+
+Greedy: start unmarked, and at each step try marking (dynamic or unbacked) each dim the current
+best's recompile reasons name (every dim when they name none), one at a time and all together
+(dims that change at the same call need each other), keep the best step while it improves, then
+drop or weaken marks while that does not make it worse.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from ...records.suggestion import Evaluation, Location, MarkChoice
+from ...strategies.builtins import BUILTINS
+from ...strategies.model import LocationMark, Strategy
+from .bench import Bench
+from .objective import ranked, worse
+
+#: What each varying dim may get; "static" = left unmarked (Dynamo's default applies).
+CHOICES = ("static", "dynamic", "unbacked")
+#: Whole-function alternatives to per-dim marks, measured when this torch supports them.
+WHOLE_FUNCTION = ("dynamic_true", "unbacked_sources", "backed_size_oblivious", "auto_unbacked")
+#: Up to this many varying dims the search is exhaustive (3^4 = 81 markings).
+EXHAUSTIVE_MAX = 4
+
+
+def label(marks: tuple[MarkChoice, ...]) -> str:
+    if not marks:
+        return "no marks"
+    return " ".join(f"{m.name}:{m.dim}={m.kind}" for m in marks)
+
+
+def _marks(locations: Sequence[Location], choice: dict[int, str]) -> tuple[MarkChoice, ...]:
+    return tuple(
+        MarkChoice(
+            locations[i].argument, locations[i].dim, locations[i].symbol, kind, locations[i].name
+        )
+        for i, kind in sorted(choice.items())
+        if kind != "static"
+    )
+
+
+def candidate_strategy(name: str, marks: tuple[MarkChoice, ...]) -> Strategy:
+    return Strategy(
+        name,
+        f"suggest candidate: {name}",
+        marks=tuple(LocationMark(m.argument, m.dim, m.kind) for m in marks),
+    )
+
+
+class Search:
+    def __init__(self, bench: Bench, locations: tuple[Location, ...]) -> None:
+        self.bench, self.locations = bench, locations
+
+    def _wanted(self, choice: dict[int, str]) -> tuple:
+        choice = {i: k for i, k in choice.items() if k != "static"}
+        marks = _marks(self.locations, choice)
+        return (
+            ("marks", frozenset(choice.items())),
+            candidate_strategy(label(marks), marks),
+            marks,
+            None,
+            len(marks),
+        )
+
+    def marking(self, choice: dict[int, str]) -> Evaluation:
+        return self.bench.measure(*self._wanted(choice))
+
+    def markings(self, choices: list[dict[int, str]], whole: bool = False) -> list[Evaluation]:
+        """Several markings (and the whole-function strategies) at once: in parallel on a pool."""
+        # A whole-function strategy changes every varying dim and every other compiled frame
+        # of the process: at equal figures, marking every dim (local, explicit) ranks first.
+        extra = (
+            [
+                (("whole", name), BUILTINS[name], (), name, len(self.locations) + 1)
+                for name in WHOLE_FUNCTION
+            ]
+            if whole
+            else []
+        )
+        return self.bench.measure_all([*(self._wanted(c) for c in choices), *extra])
+
+    def exhaustive(self) -> None:
+        n = len(self.locations)
+        self.markings(
+            [dict(enumerate(combo)) for combo in itertools.product(CHOICES, repeat=n)], whole=True
+        )
+
+    def greedy(self) -> None:
+        current: dict[int, str] = {}
+        best = self.markings([current], whole=True)[0]
+        while True:
+            named = self._named(best)
+            group = named or list(range(len(self.locations)))
+            tries = [
+                {**current, i: k}
+                for i in group
+                for k in ("dynamic", "unbacked")
+                if current.get(i) != k
+            ]
+            # Dims that change at the same call: no single mark removes that recompile, all of
+            # them together may (minimise() drops the ones that turn out not to be needed).
+            tries += [
+                {**current, **{i: k for i in group}}
+                for k in ("dynamic", "unbacked")
+                if len(group) > 1 and any(current.get(i) != k for i in group)
+            ]
+            if not tries:
+                break
+            step = ranked(self.markings(tries))[0]
+            if ranked([step, best])[0] is best:
+                break
+            best, current = step, self._choice(step)
+        self.minimise(current)
+
+    def minimise(self, choice: dict[int, str]) -> dict[int, str]:
+        """Drop or weaken marks while that does not make it worse (the greedy result's polish)."""
+        best = self.marking(choice)
+        changed = True
+        while changed:
+            changed = False
+            for variant in self._variants(choice):
+                candidate = self.marking(variant)
+                if worse(candidate, best) is None:
+                    best, choice, changed = candidate, variant, True
+                    break
+        return choice
+
+    def _variants(self, choice: dict[int, str]) -> list[dict[int, str]]:
+        out = []
+        for i, kind in sorted(choice.items()):
+            out.append({j: k for j, k in choice.items() if j != i})
+            if kind == "unbacked":
+                out.append({**choice, i: "dynamic"})
+        return out
+
+    def _choice(self, e: Evaluation) -> dict[int, str]:
+        index = {(loc.argument, loc.dim): i for i, loc in enumerate(self.locations)}
+        return {index[(m.argument, m.dim)]: m.kind for m in e.marks}
+
+    def _named(self, e: Evaluation) -> list[int]:
+        """Varying dims that the candidate's recompile reasons name (by Dynamo source and dim)."""
+        runs = self.bench.runs.get(e.name, [])
+        named = {
+            (d.get("source"), d.get("dim"))
+            for r in runs
+            for ev in r.compile_events
+            if ev.recompile and (d := ev.reason_detail)
+        }
+        return [i for i, loc in enumerate(self.locations) if (loc.source, loc.dim) in named]

@@ -1,0 +1,82 @@
+"""Runs in this process, one after another: one torch import, one warm-up compile, the eager
+references computed once per sequence; every run starts from the probe's own reset."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from ..probe.eager import EagerReference, eager_reference
+from ..probe.run import probe, warm_up
+from ..records.report import Environment
+from ..records.run import Run
+from ..scenario.model import Scenario
+from ..targets import loader
+from ..targets.loader import LoadedTarget
+from .executor import Job, OnRun, OnStart, by_strategy
+
+
+class Prepared:
+    """A scenario ready to probe: its target loaded, the warm-up done, the eager references."""
+
+    def __init__(self, scenario: Scenario, debug: bool = False) -> None:
+        self.scenario, self.debug = scenario, debug
+        self.target: LoadedTarget = loader.load(scenario)
+        warm_up(
+            scenario.backend, scenario.backend_mode, dict(scenario.backend_options or {}) or None
+        )
+        self.references: dict[str, EagerReference] = {
+            name: eager_reference(self.target, points, scenario.repeats)
+            for name, points in scenario.points.items()
+        }
+
+    def run(
+        self,
+        strategy: str,
+        sequence: str,
+        scenario: Scenario | None = None,
+        trace_dir: str | None = None,
+    ) -> Run:
+        """One (strategy, sequence); ``scenario``: one prepared the same way (the same target,
+        inputs, sequences and backend) whose strategies may differ, e.g. a candidate's."""
+        scenario = scenario or self.scenario
+        return probe(
+            scenario,
+            self.target,
+            sequence,
+            scenario.points[sequence],
+            scenario.strategy(strategy),
+            self.references[sequence],
+            trace_dir,
+            quiet=not self.debug,
+        )
+
+
+class InlineExecutor:
+    def __init__(
+        self, scenario: Scenario, trace_dir: str | None = None, debug: bool = False
+    ) -> None:
+        self.scenario, self.trace_dir, self.debug = scenario, trace_dir, debug
+        self._prepared: Prepared | None = None
+
+    def runs(
+        self, jobs: Sequence[Job], on_start: OnStart | None = None, on_run: OnRun | None = None
+    ) -> Iterator[Run]:
+        if self._prepared is None:
+            self._prepared = Prepared(self.scenario, self.debug)
+        for strategy, group in by_strategy(jobs):
+            if on_start:
+                on_start(strategy, ", ".join(j.sequence for j in group))
+            for job in group:
+                run = self._prepared.run(strategy, job.sequence, job.scenario, self.trace_dir)
+                yield run  # kept by the caller before on_run runs: an interrupt there keeps it
+                if on_run:
+                    on_run(run)
+
+    def interrupted(self) -> list[Run]:
+        return []  # inline, each run is handed over as it finishes
+
+    def environment(self) -> Environment | None:
+        return None
+
+    def close(self) -> None:
+        self._prepared = None

@@ -1,0 +1,162 @@
+"""``--isolate process``: each strategy in a fresh worker process, its sequences one after another.
+
+The worker gets every sequence of its strategy as a job (protocol.py) and writes each finished
+run at once; the parent hands each run on as soon as its line is complete, so a crash, a timeout
+or a Ctrl-C loses only the runs that had not finished. After a timeout or a crash those become
+status ``error``; after Ctrl-C they are left out, as inline mode leaves them out. ``timeout``
+limits each strategy, counted from its worker's start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from ..errors import ProbeError
+from ..records.report import Environment, run_from_dict
+from ..records.run import Run, RunError
+from ..scenario.model import Scenario
+from . import processes, protocol
+from .executor import Job, OnRun, OnStart, by_strategy, unfinished
+from .processes import GRACE_S, POLL_S, WorkerProcess
+
+
+class ProcessExecutor:
+    def __init__(
+        self,
+        scenario: Scenario,
+        timeout: float | None = None,
+        trace_dir: str | None = None,
+        debug: bool = False,
+    ) -> None:
+        self.scenario, self.timeout = scenario, timeout
+        self.trace_dir, self.debug = trace_dir, debug
+        self._environment: Environment | None = None
+        self._tmp: str | None = None
+        self._tokens = itertools.count()
+        self._worker: WorkerProcess | None = None  # the one running now, until its output is read
+        self._on_run: OnRun | None = None
+
+    def environment(self) -> Environment | None:
+        return self._environment
+
+    def runs(
+        self, jobs: Sequence[Job], on_start: OnStart | None = None, on_run: OnRun | None = None
+    ) -> Iterator[Run]:
+        self._on_run = on_run
+        for strategy, group in by_strategy(jobs):
+            if on_start:
+                on_start(strategy, ", ".join(j.sequence for j in group))
+            for run in self._strategy(strategy, group):
+                yield run  # kept by the caller before on_run runs: an interrupt there keeps it
+                if on_run:
+                    on_run(run)
+
+    def _strategy(self, strategy: str, group: list[Job]) -> Iterator[Run]:
+        worker = self._start(strategy, group)
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        failure: RunError | None = None
+        done: set[str] = set()
+        while True:
+            code = worker.proc.poll()  # before reading: once it has exited, one read gets all
+            yield from self._take(worker, done)
+            if code is not None:
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                failure = RunError(
+                    "Timeout",
+                    f"the strategy did not finish within {self.timeout:g} s (--timeout)",
+                    None,
+                )
+                break
+            time.sleep(POLL_S)
+        self._stop(worker)
+        yield from self._take(worker, done)  # written between the last read and the stop
+        self._worker = None
+        if failure is None and worker.proc.returncode != 0:
+            last = worker.stderr_tail()
+            failure = RunError(
+                "WorkerCrashed",
+                f"worker exited with {worker.proc.returncode}" + (f": {last}" if last else ""),
+                None,
+            )
+        for job in group:
+            if job.sequence not in done:
+                yield unfinished(job, failure or RunError("WorkerCrashed", "no result", None))
+
+    def interrupted(self) -> list[Run]:
+        """After Ctrl-C: stop the running worker and return the runs it finished that were not
+        handed over yet. The unfinished ones are left out, as inline mode leaves them out."""
+        worker, self._worker = self._worker, None
+        if worker is None:
+            return []
+        self._stop(worker)
+        runs: list[Run] = []
+        with contextlib.suppress(ProbeError):  # the interrupt wins over a late fatal error
+            runs.extend(self._take(worker, set()))
+        for run in runs:
+            if self._on_run is not None:
+                with contextlib.suppress(KeyboardInterrupt):
+                    self._on_run(run)
+        return runs
+
+    def close(self) -> None:
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            self._stop(worker)
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def _start(self, strategy: str, group: list[Job]) -> WorkerProcess:
+        if self._tmp is None:
+            self._tmp = tempfile.mkdtemp(prefix="recompile-probe-")
+        folder = Path(tempfile.mkdtemp(prefix="strategy-", dir=self._tmp))
+        worker = processes.start(folder, strategy, debug=self.debug)
+        payload: dict[int, str] = {}
+        for job in group:
+            encoded = payload.setdefault(id(job.scenario), protocol.encode(job.scenario))
+            worker.send(
+                protocol.job(
+                    next(self._tokens), encoded, job.strategy, job.sequence, self.trace_dir
+                )
+            )
+        worker.end_input()  # the worker exits once its strategy's sequences are done
+        self._worker = worker
+        return worker
+
+    def _take(self, worker: WorkerProcess, done: set[str]) -> Iterator[Run]:
+        if self.debug:
+            worker.relay()
+        worker.read()
+        while worker.pending:
+            record = worker.pending.popleft()
+            if "fatal" in record:
+                # The worker's last act: let it exit on its own (with --debug its traceback is
+                # on stderr by then), then relay that and stop whatever it left behind.
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    worker.proc.wait(GRACE_S)
+                self._stop(worker)
+                if self.debug:
+                    worker.relay()
+                raise protocol.fatal_error(record)
+            if "environment" in record:
+                self._environment = Environment(**record["environment"])
+                continue
+            if "run" not in record:
+                continue
+            run = run_from_dict(record["run"])
+            done.add(run.sequence_name)
+            yield replace(run, isolation="process")
+
+    def _stop(self, worker: WorkerProcess) -> None:
+        worker.stop()
+        if self.debug:
+            worker.relay()

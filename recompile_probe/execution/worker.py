@@ -1,0 +1,133 @@
+"""A worker process (``python -m recompile_probe.execution.worker JOB OUT``), for ``--isolate
+process`` and the ``--jobs N`` pool alike (protocol.py).
+
+It imports torch once, then runs one (scenario, strategy, sequence) job at a time as the parent
+sends them, until its job stream ends. A scenario is prepared once (target loaded, warm-up
+compile, eager references) and kept for the next jobs of the same scenario; each run starts from
+the probe's own reset (``torch._dynamo.reset()`` and what it leaves behind, config, stance and
+marks restored, a fresh recorder), exactly as inline mode runs one strategy after another.
+
+Each finished run is appended to the output file as a JSON line at once, so whatever happens to
+this process afterwards (a timeout, Ctrl-C in the parent, a crash), finished runs survive: the
+parent reads them back. With ``debug`` torch's own error logs are kept and a fatal error's
+traceback goes to stderr, which the parent relays.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import TextIO
+
+from ..errors import ProbeError
+from . import protocol
+
+
+def _die_with_parent(parent: int | None) -> None:
+    """A parent killed outright (SIGKILL) cannot stop us: ask Linux for SIGTERM when it dies.
+    We lead our own session, so no terminal signal would reach us otherwise."""
+    if not sys.platform.startswith("linux") or parent is None:
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it died before prctl took effect
+        os._exit(1)
+
+
+def _term_takes_the_group() -> None:
+    """On SIGTERM, whoever sends it (the parent stopping us, or our parent's death), end what we
+    started too (inductor's compile workers, the target's own children)."""
+    if not hasattr(os, "killpg") or os.getpgrp() != os.getpid():
+        return  # not a group of our own: never signal the caller's
+
+    def forward(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.killpg(os.getpgrp(), signal.SIGTERM)  # ourselves included, by the default action
+
+    signal.signal(signal.SIGTERM, forward)
+
+
+def main(job_path: str, out_path: str) -> int:
+    job = json.loads(open(job_path).read())
+    _term_takes_the_group()
+    _die_with_parent(job.get("parent"))
+    return serve(out_path, bool(job.get("debug")))
+
+
+def _job_stream() -> TextIO:
+    """The parent's job lines, on a descriptor of their own: standard input becomes /dev/null, so
+    a target that reads stdin cannot swallow a job."""
+    private = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdin = open(os.devnull, encoding="utf-8")
+    return os.fdopen(private, "r", encoding="utf-8")
+
+
+def serve(out_path: str, debug: bool) -> int:
+    jobs = _job_stream()
+    started = time.perf_counter()
+    from ..records.environment import current
+    from .inline import Prepared  # torch, before the first job: workers start side by side
+
+    prepared: collections.OrderedDict[bytes, Prepared] = collections.OrderedDict()
+    with open(out_path, "a", encoding="utf-8") as out:
+        emit = _emitter(out)
+        emit({"ready": {"import_s": round(time.perf_counter() - started, 4)}})
+        emit({"environment": dataclasses.asdict(current())})
+        for line in jobs:
+            if not line.strip():
+                continue
+            job = json.loads(line)
+            scenario = protocol.decode(job["scenario"])
+            try:
+                t0 = time.perf_counter()
+                key = protocol.preparation_key(scenario)
+                ready = prepared.get(key)
+                if ready is None:
+                    ready = prepared[key] = Prepared(scenario, debug)
+                    while len(prepared) > protocol.KEEP_PREPARED:
+                        prepared.popitem(last=False)
+                prepared.move_to_end(key)
+                t1 = time.perf_counter()
+                run = ready.run(job["strategy"], job["sequence"], scenario, job.get("trace_dir"))
+                t2 = time.perf_counter()
+            except ProbeError as exc:
+                if debug:  # before the record: the parent relays stderr once it reads the record
+                    traceback.print_exc(file=sys.stderr)
+                    sys.stderr.flush()
+                emit(protocol.fatal(exc, job["id"]))
+                return 0  # its state is unknown: the parent starts a fresh worker if needed
+            emit(
+                {
+                    "job": job["id"],
+                    "run": dataclasses.asdict(run),
+                    "cost": {"prepare_s": round(t1 - t0, 4), "run_s": round(t2 - t1, 4)},
+                }
+            )
+    return 0
+
+
+def _emitter(out: TextIO) -> Callable[[dict], None]:
+    def emit(record: dict) -> None:
+        out.write(json.dumps(record) + "\n")
+        out.flush()
+
+    return emit
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:3]))

@@ -1,0 +1,244 @@
+"""Drives the compiled target through a sequence of points and classifies each call.
+
+Without a driver function: one call per point, with the inputs the scenario makes. With one: per
+point, ``driver(fn, **sizes)`` where ``fn`` is the compiled target behind a wrapper that marks,
+records and times each call the program makes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import torch
+
+from ..recording.recorder import Recorder, delta
+from ..records.run import Call, CompileEvent, RunError
+from ..scenario.model import Scenario
+from ..sizes.points import BATCH, Point
+from ..strategies.apply import Marker
+from ..strategies.model import Strategy
+from ..targets.inputs import Inputs
+from ..targets.loader import LoadedTarget
+from ..torch_compat.metrics import metrics_available
+from . import entries
+from .eager import EagerReference, outputs_match
+from .failures import describe_error
+from .timing import Timing, samples_us, wait_for_device
+
+
+class Driver:
+    """One run's calls: their events, latencies and outputs, then the steady state."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        target: LoadedTarget,
+        strategy: Strategy,
+        compiled: Callable,
+        graphs: Callable[[], int | None],
+        reference: EagerReference,
+        recorder: Recorder,
+        mark: Marker | None,
+    ) -> None:
+        self.scenario, self.target, self.compiled = scenario, target, compiled
+        self.graphs, self.reference, self.recorder = graphs, reference, recorder
+        self.mark = mark
+        self.metrics_ok = metrics_available()
+        self.calls: list[Call] = []
+        self.events: list[CompileEvent] = []
+        self.error: RunError | None = None
+        self.last_inputs: Inputs | None = None
+        #: (grad, inference mode) the last call ran under: a driver may call under no_grad, and
+        #: the steady state must replay that call, not one that misses its cache entry
+        self.last_mode: tuple[bool, bool] = (True, False)
+        #: graphs made by the sequence itself, read before the steady state adds any
+        self.sequence_graphs: int | None = None
+        self.notes: list[str] = []
+        self.guard_check_us: float | None = None
+        self.timing: Timing | None = None
+        self._graphs_seen = 0
+        self._code = entries.frame_code(target.fn)
+        #: whether guard checks on our reconstruction of the frame's locals can be trusted:
+        #: settled at the first compile (the entry it just made must accept its own call)
+        self._locals_ok: bool | None = None
+        self._sync: Callable[[], None] | None = None  # set from the first call's inputs
+
+    def _mark(self, args: tuple, kwargs: dict) -> None:
+        if self.mark is not None:  # in eager code, right before the call (the vLLM placement)
+            self.mark(args, kwargs, self.target.dims, self.target.param_names)
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
+        self._mark(args, kwargs)
+        out = self.compiled(*args, **kwargs)
+        if self._sync is not None:  # time the kernels, not only their launch
+            self._sync()
+        return out
+
+    def drive(self, points: tuple[Point, ...]) -> None:
+        for point_index, point in enumerate(points):
+            if self.target.driver is None:
+                assert self.target.make_inputs is not None
+                args, kwargs = self.target.make_inputs(point)
+                self._record(point_index, point, 0, args, kwargs, self.reference.outputs[point])
+            else:
+                self._drive_point(point_index, point)
+            if self.error is not None:
+                break
+        self.sequence_graphs = self.graphs()
+
+    def _drive_point(self, point_index: int, point: Point) -> None:
+        expected = self.reference.calls.get(point, [])
+        step = [0]
+
+        def fn(*args: Any, **kwargs: Any) -> Any:
+            i = step[0]
+            step[0] += 1
+            out = self._record(
+                point_index, point, i, args, kwargs, expected[i] if i < len(expected) else _MISSING
+            )
+            if self.error is not None:
+                raise _Stop()
+            return out
+
+        first = len(self.calls)
+        driver = self.target.driver
+        assert driver is not None  # only a driven target's points are driven here
+        try:
+            result = driver(fn, **point.as_dict())
+        except _Stop:
+            return
+        except Exception as exc:  # noqa: BLE001 - the program failed around our calls
+            self.error = describe_error(exc, len(self.calls))
+            return
+        if step[0] != len(expected):
+            self.notes.append(
+                f"point {point}: the driver called the target {step[0]} times, "
+                f"{len(expected)} times in eager"
+            )
+        # The program's own result is compared too; a difference lands on the point's last call.
+        match = outputs_match(
+            result, self.reference.outputs[point], self.scenario.rtol, self.scenario.atol
+        )
+        if match is not True and len(self.calls) > first:
+            last = self.calls[-1]
+            self.calls[-1] = replace(
+                last, outputs_match=False if match is False or last.outputs_match is False else None
+            )
+
+    def _record(
+        self, point_index: int, point: Point, step: int, args: tuple, kwargs: dict, expected: Any
+    ) -> Any:
+        index = len(self.calls)
+        if index == 0:
+            self._sync = wait_for_device(args, kwargs)
+        before, graphs_before = len(self.recorder), self.graphs()
+        out = None
+        try:
+            start = time.perf_counter_ns()
+            out = self._call(args, kwargs)
+            latency: float | None = round((time.perf_counter_ns() - start) / 1000.0, 2)
+        except Exception as exc:  # the strategy's failure is a finding, not a crash
+            self.error = describe_error(exc, index)
+        self.recorder.poll()
+        new = [replace(e, call_index=index) for e in self.recorder.since(before)]
+        self.events.extend(new)
+        graphs = delta(self.graphs(), graphs_before)
+        failed = sum(e.failed for e in new) if self.metrics_ok else None
+        batch = (
+            point.get(BATCH)
+            if BATCH in self.scenario.symbols
+            else point.get(self.scenario.symbols[0])
+        )
+        sizes = point.as_dict()
+        if self.error is not None:
+            self.calls.append(
+                Call(
+                    index,
+                    batch or 0,
+                    "error",
+                    None,
+                    None,
+                    graphs,
+                    failed,
+                    sizes=sizes,
+                    point_index=point_index,
+                    step=step,
+                )
+            )
+            return None
+        match = (
+            None
+            if expected is _MISSING
+            else outputs_match(out, expected, self.scenario.rtol, self.scenario.atol)
+        )
+        self.calls.append(
+            Call(
+                index,
+                batch or 0,
+                self._event(new, args, kwargs),
+                latency,
+                match,
+                graphs,
+                failed,
+                sizes=sizes,
+                point_index=point_index,
+                step=step,
+            )
+        )
+        self.last_inputs = (args, kwargs)
+        self.last_mode = (torch.is_grad_enabled(), torch.is_inference_mode_enabled())
+        return out
+
+    def _served(self, args: tuple, kwargs: dict) -> Any:
+        """The entry that serves these args; None if none does; False if that cannot be told."""
+        f_locals = entries.frame_locals(self.target.fn, args, kwargs)
+        if f_locals is None or self._locals_ok is False:
+            return False
+        return entries.serving_entry(self._code, f_locals)
+
+    def _event(self, new: list[CompileEvent], args: tuple, kwargs: dict) -> str:
+        if self.metrics_ok:
+            if new:
+                if self._locals_ok is None and any(not e.failed for e in new):
+                    self._locals_ok = self._served(args, kwargs) not in (None, False)
+                return "recompile" if any(e.recompile for e in new) else "compile"
+            # No compile: a cache hit, unless no entry accepts the call and it ran eagerly
+            # (e.g. past the recompile limit).
+            if self._locals_ok:
+                return "eager" if self._served(args, kwargs) is None else "hit"
+            # Locals not trusted (or never settled): with no cache entry in any frame nothing
+            # compiled can have run, e.g. under the eager_on_recompile stance from the start.
+            return "eager" if entries.all_entries() == [] else "hit"
+        # No metrics in this torch: a new backend graph is the only compile signal left.
+        seen, self._graphs_seen = self._graphs_seen, self.graphs() or 0
+        return "hit" if self._graphs_seen == seen else "compile" if not seen else "recompile"
+
+    def steady_state(self) -> float | None:
+        """Median µs/call of the last call repeated; compiles here are outside the counts."""
+        if self.error is not None or self.last_inputs is None or not self.scenario.repeats:
+            return None
+        args, kwargs = self.last_inputs
+        grad, inference = self.last_mode
+        with torch.set_grad_enabled(grad), torch.inference_mode(inference):
+            self._call(args, kwargs)  # untimed: a compile here must not pollute the median
+            self.timing = Timing.of(
+                samples_us(lambda: self._call(args, kwargs), self.scenario.repeats)
+            )
+            steady = self.timing.median_us
+            entry = self._served(args, kwargs) if self._locals_ok else None
+            f_locals = entries.frame_locals(self.target.fn, args, kwargs)
+            if entry and f_locals is not None:
+                before = (lambda: self._mark(args, kwargs)) if self.mark is not None else None
+                cost = entries.check_cost_us(entry, f_locals, before)
+                self.guard_check_us = None if cost is None else round(cost, 3)
+        return steady
+
+
+_MISSING = object()
+
+
+class _Stop(BaseException):  # not Exception: a driver's own `except Exception` must not eat it
+    """Unwinds a driver once the compiled target failed: the failure is already recorded."""

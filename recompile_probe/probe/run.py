@@ -1,0 +1,208 @@
+"""One (target, sequence, strategy) probe inside a Recorder -> a ``Run`` record (imports torch).
+
+Per run: fresh Dynamo state, the strategy's config and stance, a counting backend wrapping the real
+one, marks re-applied in eager code before every call, and the recorder listening. Per call: the
+event, the wall latency and the comparison with eager. After the sequence: the cache entries and
+their guard trees, then the steady-state cost (the last call repeated, outside the counts).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+from ..provenance.capture import Collector, capture_hook
+from ..provenance.graph_breaks import graph_break_mark
+from ..recording.recorder import Recorder, delta
+from ..records.run import Run, RunError, figureless_run
+from ..scenario.model import Scenario
+from ..sizes.points import Point, varying
+from ..strategies.apply import (
+    applied,
+    compile_kwargs,
+    dim_sources,
+    marker,
+    missing_features,
+    patched,
+)
+from ..strategies.model import BATCH_SOURCES, Strategy
+from ..targets.loader import LoadedTarget
+from ..torch_compat.dynamo import isolated_caches, reset_dynamo, resolve_backend
+from ..torch_compat.logs import quiet_torch_logs, structured_trace
+from ..torch_compat.metrics import unique_graphs
+from .backend import CountingBackend
+from .driver import Driver
+from .eager import EagerReference
+from .entries import all_entries
+from .failures import describe_error
+from .summary import batch_values, provenance, summarize
+
+
+def warm_up(backend: str, mode: str | None = None, options: dict | None = None) -> None:
+    """One throw-away compile, so the first strategy does not pay the process's first compile."""
+
+    def _warm(x: torch.Tensor) -> torch.Tensor:
+        return (x + 1).sum()
+
+    reset_dynamo()
+    with isolated_caches(backend):
+        fn = torch.compile(_warm, backend=resolve_backend(backend, mode, options, None))
+        fn(torch.ones(3))
+    reset_dynamo()
+
+
+def _figureless(
+    scenario: Scenario,
+    target: LoadedTarget,
+    name: str,
+    points: tuple[Point, ...],
+    strategy: Strategy,
+    status: str,
+    error: RunError,
+) -> Run:
+    return replace(
+        figureless_run(
+            target.name,
+            name,
+            batch_values(points, scenario.symbols),
+            strategy.name,
+            scenario.backend,
+            status,
+            error,
+            description=strategy.description,
+        ),
+        points=tuple(p.as_dict() for p in points),
+        specializations=None,
+        graph_breaks=None,
+    )  # nothing ran: n/a, not "none"
+
+
+def probe(
+    scenario: Scenario,
+    target: LoadedTarget,
+    sequence_name: str,
+    points: tuple[Point, ...],
+    strategy: Strategy,
+    reference: EagerReference,
+    trace_dir: str | None = None,
+    quiet: bool = True,
+) -> Run:
+    """``quiet``: torch's own error logs (guard creation failures, ...) off for the run: the
+    report already carries what they say (``--debug`` keeps them)."""
+    why = missing_features(strategy, target_is_compiled=target.compiled is not None)
+    if why is not None:
+        return _figureless(
+            scenario,
+            target,
+            sequence_name,
+            points,
+            strategy,
+            "unsupported",
+            RunError("Unsupported", why, None),
+        )
+    reset_dynamo()
+    collector = Collector()
+    break_mark = graph_break_mark()
+    acting = varying(points)
+    trace_file: Callable[[], str | None] = lambda: None  # noqa: E731
+    with contextlib.ExitStack() as stack:
+        if trace_dir is not None:
+            folder = Path(trace_dir, _safe(strategy.name))
+            folder.mkdir(parents=True, exist_ok=True)
+            trace_file = stack.enter_context(structured_trace(str(folder)))
+        try:
+            compiled, graphs = _setup(stack, scenario, target, strategy, acting, points, collector)
+        except Exception as exc:  # e.g. a bad compile kwarg or config value in the scenario
+            return _figureless(
+                scenario,
+                target,
+                sequence_name,
+                points,
+                strategy,
+                "error",
+                describe_error(exc, None),
+            )
+        if quiet:
+            stack.enter_context(quiet_torch_logs())
+        mark = marker(strategy, acting)
+        if mark is not None:  # marks live on the tensors: undo them, whatever the factory returns
+            stack.callback(mark.restore)
+        driver = Driver(
+            scenario,
+            target,
+            strategy,
+            compiled,
+            graphs,
+            reference,
+            stack.enter_context(Recorder()),
+            mark,
+        )
+        driver.drive(points)
+        entries = all_entries(collector)
+        steady = driver.steady_state()
+    run = summarize(
+        driver,
+        entries,
+        steady,
+        scenario,
+        target,
+        sequence_name,
+        points,
+        strategy,
+        reference,
+        acting,
+    )
+    run = provenance(run, collector, break_mark)
+    written = trace_file()
+    if written is None:
+        return run
+    named = Path(written).with_name(f"{_safe(sequence_name)}.log")
+    Path(written).replace(named)  # one readable name per (strategy, sequence)
+    return replace(run, trace_file=str(named))
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def _setup(
+    stack: contextlib.ExitStack,
+    scenario: Scenario,
+    target: LoadedTarget,
+    strategy: Strategy,
+    acting: tuple[str, ...],
+    points: tuple[Point, ...],
+    collector: Collector | None = None,
+) -> tuple[Callable, Callable[[], int | None]]:
+    """Enter the strategy's state; return the callable to drive and a graph counter."""
+    kwargs, extra_config = compile_kwargs(strategy, scenario.compile)
+    stack.enter_context(isolated_caches(scenario.backend))
+    for dotted, value in extra_config.items():
+        stack.enter_context(patched(dotted, value))
+    if strategy.as_is:
+        # The user's own backend: Dynamo's unique_graphs counter stands in for ours.
+        before = unique_graphs()
+        compiled: Callable = target.compiled  # type: ignore[assignment]
+        graphs: Callable[[], int | None] = lambda: delta(unique_graphs(), before)  # noqa
+        if collector is not None:  # the user's backend is not ours: capture around any backend
+            stack.enter_context(capture_hook(collector.add))
+    else:
+        counter = CountingBackend(
+            resolve_backend(
+                scenario.backend,
+                scenario.backend_mode,
+                dict(scenario.backend_options or {}) or None,
+                strategy.dynamic,
+            ),
+            collector,
+        )
+        compiled = torch.compile(target.fn, backend=counter, **kwargs)
+        graphs = lambda: counter.graphs  # noqa: E731
+    needs_sources = any(v == BATCH_SOURCES for v in strategy.config.values())
+    first = target.make_inputs(points[0]) if needs_sources and target.make_inputs else None
+    stack.enter_context(applied(strategy, dim_sources(target.sources(acting, first))))
+    return compiled, graphs

@@ -1,0 +1,231 @@
+"""A driven run summarised into its ``Run`` record: figures, events, entries and the user lines
+behind them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..analysis.verdicts import too_noisy
+from ..provenance.attribution import LiveEvidence, reason_origins, refined
+from ..provenance.capture import Collector
+from ..provenance.graph_breaks import graph_breaks
+from ..provenance.origin import Origin
+from ..reasons.text import failure_lines
+from ..records.compile_ids import frame_of, sort_key
+from ..records.run import CacheEntry, Call, CompileEvent, Run
+from ..scenario.model import Scenario
+from ..sizes.points import BATCH, Point
+from ..strategies.model import BATCH_SOURCES, Strategy
+from ..targets.loader import LoadedTarget
+from .driver import Driver
+from .eager import EagerReference
+from .entries import EntryInfo
+
+
+def batch_values(points: tuple[Point, ...], symbols: tuple[str, ...]) -> tuple[int, ...]:
+    """What ``sequence`` / ``batch_size`` hold: B, or the first symbol where there is no B."""
+    symbol = BATCH if BATCH in symbols else symbols[0]
+    return tuple(p.get(symbol) or 0 for p in points)
+
+
+def summarize(
+    driver: Driver,
+    entries: list[EntryInfo] | None,
+    steady: float | None,
+    scenario: Scenario,
+    target: LoadedTarget,
+    sequence_name: str,
+    points: tuple[Point, ...],
+    strategy: Strategy,
+    reference: EagerReference,
+    acting: tuple[str, ...],
+) -> Run:
+    events = [_with_symbol(e, target, driver) for e in driver.events]
+    calls = driver.calls
+    own = _own_frame_newest(events)
+    entry = next(
+        (e for e in entries or () if own is not None and e.compile_id == own.compile_id), None
+    )
+    made_by = {e.compile_id: e for e in events if not e.failed}
+    compared = [c.outputs_match for c in calls if c.event != "error"]
+    times = [e.compile_time_ms for e in events]
+    known_times = [t for t in times if t is not None]
+    timing = driver.timing
+    marked, notes = _marking(driver, strategy, target, acting)
+    sequence = batch_values(points, scenario.symbols)
+    return Run(
+        target=target.name,
+        sequence_name=sequence_name,
+        sequence=tuple(sequence),
+        strategy=strategy.name,
+        backend=scenario.backend,
+        status="error" if driver.error else "ok",
+        error=driver.error,
+        graphs=driver.sequence_graphs,
+        compiles=len(events) if driver.metrics_ok else None,
+        recompiles=sum(e.recompile for e in events) if driver.metrics_ok else None,
+        cache_entries=None if entries is None else len(entries),
+        guard_count=own.guard_count if own else None,
+        shape_env_guard_count=own.shape_env_guard_count if own else None,
+        leaf_guard_count=entry.leaf_guard_count if entry else None,
+        compile_time_ms=None if len(known_times) < len(times) else round(sum(known_times), 3),
+        outputs_match=None if not compared or None in compared else all(compared),
+        calls=tuple(calls),
+        compile_events=tuple(events),
+        steady_state_us=steady,
+        eager_us=None if reference.steady_us is None else round(reference.steady_us, 2),
+        strategy_description=strategy.description,
+        guard_check_us=driver.guard_check_us,
+        guard_latency_us=own.guard_latency_us if own else None,
+        entries=tuple(
+            _cache_entry(e, made_by.get(e.compile_id), calls)
+            for e in sorted(entries or (), key=lambda e: sort_key(e.compile_id))
+        ),
+        failed_compiles=sum(e.failed for e in events) if driver.metrics_ok else None,
+        guard_compile_id=own.compile_id if own else None,
+        steady_state_min_us=timing.min_us if timing else None,
+        steady_state_p90_us=timing.p90_us if timing else None,
+        steady_state_noisy=too_noisy(timing.min_us, timing.median_us) if timing else None,
+        marked_dims=marked,
+        notes=(*notes, *driver.notes),
+        points=tuple(p.as_dict() for p in points),
+    )
+
+
+def provenance(run: Run, collector: Collector, break_mark: int | None) -> Run:
+    """The user lines behind the run: each failing guard of each recompile (and the kind that
+    only its origin tells: user_specialization), the specializations and the graph breaks."""
+    found = graph_breaks(break_mark)
+    breaks = (
+        None
+        if found is None
+        else tuple(
+            {
+                "reason": b.reason,
+                "origin": None if b.origin is None else b.origin.to_dict(),
+                "count": b.count,
+            }
+            for b in found
+        )
+    )
+    collected: list[dict] = []
+    seen: set[tuple] = set()
+    known = 0
+    for event in run.compile_events:
+        compiled = collector.get(event.compile_id) if not event.failed else None
+        if compiled is None:
+            continue
+        known += 1
+        for spec in compiled.specializations:
+            data = spec.to_dict()
+            origin = data["origin"]
+            key = (
+                spec.source,
+                spec.value,
+                None if origin is None else (origin["file"], origin["line"]),
+            )
+            if key not in seen:
+                seen.add(key)
+                collected.append(
+                    {
+                        "source": data["source"],
+                        "value": data["value"],
+                        "reason": data["reason"],
+                        "origin": origin,
+                        "compile_id": event.compile_id,
+                    }
+                )
+    # no compile could be read: n/a, not "none"
+    specializations = None if not known and run.compile_events else tuple(collected)
+    evidence = LiveEvidence(collector.get, lambda cid: _first_uses(run.entries, cid))
+    events = tuple(_reason_origins(e, evidence) for e in run.compile_events)
+    return replace(run, compile_events=events, graph_breaks=breaks, specializations=specializations)
+
+
+def _reason_origins(event: CompileEvent, evidence: LiveEvidence) -> CompileEvent:
+    """reason_origins: one origin (or None) per failing guard line of the event's reason; and
+    the kind only the first one's origin tells (user_specialization)."""
+    lines = failure_lines(event.reason)
+    if not lines:
+        return event
+    found = reason_origins(lines, evidence)
+    kind, detail = refined(event.reason, event.reason_kind, event.reason_detail, found)
+    return replace(event, reason_origins=found, reason_kind=kind, reason_detail=detail)
+
+
+def _first_uses(entries: tuple[CacheEntry, ...], compile_id: str | None) -> dict[str, Origin]:
+    """Tensor source -> its first use, from the entry's TENSOR_MATCH lines."""
+    out: dict[str, Origin] = {}
+    for entry in entries:
+        if entry.compile_id != compile_id:
+            continue
+        for g in entry.guards:
+            if g.kind == "TENSOR_MATCH" and g.source and g.origin:
+                out.setdefault(g.source, Origin(**g.origin))
+    return out
+
+
+def _own_frame_newest(events: list[CompileEvent]) -> CompileEvent | None:
+    """The newest successful compile of the target's own frame.
+
+    After the run's reset frame ids restart, and the first frame Dynamo compiles is the outermost
+    one the probe called (frame id 0), so the first event's frame is the target's, whatever its
+    co_name (a decorator's wrapper, a module's forward). Matching by name would pick an inner
+    frame's entry whenever a wrapper renames the outer one.
+    """
+    if not events:
+        return None
+    frame = frame_of(events[0].compile_id)
+    if frame is None:
+        return None
+    return next(
+        (e for e in reversed(events) if not e.failed and frame_of(e.compile_id) == frame), None
+    )
+
+
+def _marking(
+    driver: Driver, strategy: Strategy, target: LoadedTarget, acting: tuple[str, ...]
+) -> tuple[int | None, tuple[str, ...]]:
+    """(marked_dims, notes): how many dims the strategy marked or named, and a note when a
+    strategy meant to mark had nothing to mark (e.g. batch_dims: {}, or a list of tensors)."""
+    by_sources = any(v == BATCH_SOURCES for v in strategy.config.values())
+    what = ", ".join(acting) or "no symbol"
+    why = f"no dim of {what} is a tensor dim (dims are empty or name non-tensor arguments)"
+    if driver.mark is not None:
+        marked = len(driver.mark.marked)
+        if marked == 0 and driver.calls:
+            return 0, (f"nothing to mark: {why}; ran without marks",)
+        return marked, ()
+    if by_sources:
+        named = target.sources(acting, driver.last_inputs)
+        if not named:
+            return 0, (f"nothing to name: {why}; set no source",)
+        return len(named), ()
+    return None, ()
+
+
+def _with_symbol(event: CompileEvent, target: LoadedTarget, driver: Driver) -> CompileEvent:
+    """reason_detail names the size symbol whose dim failed, where the source maps to one."""
+    detail = event.reason_detail
+    if not detail or detail.get("dim") is None:
+        return event
+    symbol = target.symbol_of(detail.get("source"), detail.get("dim"), driver.last_inputs)
+    return replace(event, reason_detail={**detail, "symbol": symbol})
+
+
+def _cache_entry(info: EntryInfo, event: CompileEvent | None, calls: list[Call]) -> CacheEntry:
+    call = event.call_index if event else None
+    made = calls[call] if call is not None and call < len(calls) else None
+    return CacheEntry(
+        function=info.function,
+        filename=info.filename,
+        line=info.line,
+        compile_id=info.compile_id,
+        call_index=call,
+        batch_size=made.batch_size if made else None,
+        guard_count=event.guard_count if event else None,
+        shape_env_guard_count=event.shape_env_guard_count if event else None,
+        leaf_guard_count=info.leaf_guard_count,
+        guards=info.guards,
+        sizes=made.sizes if made else None,
+    )

@@ -1,0 +1,44 @@
+"""Graph breaks with the user line they happened at, from Dynamo's own list."""
+
+from __future__ import annotations
+
+from ..torch_compat.dynamo import graph_break_reasons
+from .files import frame_origin, innermost_user_frame
+from .origin import GraphBreak
+
+
+def graph_break_mark() -> int | None:
+    """Where Dynamo's graph-break list ends now: pass it to ``graph_breaks`` later."""
+    reasons = graph_break_reasons()
+    return None if reasons is None else len(reasons)
+
+
+def graph_breaks(since: int | None = 0) -> list[GraphBreak] | None:
+    """Graph breaks recorded since ``since`` (a mark), grouped by (reason, user line), in order.
+
+    Dynamo clears the list on reset: a mark beyond its end counts from the start. None where
+    this torch keeps no such list.
+    """
+    reasons = graph_break_reasons()
+    if reasons is None:
+        return None
+    start = since or 0
+    if start > len(reasons):
+        start = 0
+    groups: dict[tuple, list] = {}
+    for item in list(reasons)[start:]:
+        text = str(getattr(item, "reason", ""))
+        stack = list(getattr(item, "user_stack", None) or ())
+        frame = innermost_user_frame(stack)
+        origin = frame_origin(frame, "graph_break") if frame is not None else None
+        key = (text, None if origin is None else (origin.file, origin.line))
+        if key in groups:
+            groups[key][2] += 1
+        else:
+            frames = tuple(
+                o for o in (frame_origin(f, "graph_break") for f in stack) if o is not None
+            )
+            groups[key] = [text, origin, 1, frames]
+    return [
+        GraphBreak(text, origin, count, frames) for text, origin, count, frames in groups.values()
+    ]

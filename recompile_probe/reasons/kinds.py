@@ -1,0 +1,168 @@
+"""Every reason kind, in one table: what it means, why no strategy removes it, what to do.
+
+A new kind lands here (its entry) and in parse.py (the text that yields it). ``explain`` prints
+``no_fix_why`` when no strategy of the run removed a recompile of the kind; ``suggest`` prints
+``remedy`` for a recompile no measured marking removed. Both are advice, never measured: the
+renderers say so. No torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    meaning: str  #: what a failing guard of this kind says changed
+    no_fix_why: str  #: why no strategy (marks, config) removes it
+    #: what to do about it when no marking removed it; None: the size remedy (SIZE_REMEDY)
+    remedy: str | None = None
+
+
+#: a size change no measured marking removed
+SIZE_REMEDY = (
+    "no measured marking removed this size change: mark it by hand with the options "
+    "(min/max) it needs, or pad the size to a few buckets"
+)
+#: a guard on a container's length (``len(x) == 3``): a Python value too, with its own remedy
+LIST_LENGTH_REMEDY = (
+    "a list's length is part of the graph: pad the list to a few fixed lengths "
+    "(buckets), or stack it into one tensor"
+)
+
+# The order is the JSON contract's enum order (schema): new kinds go at the end.
+TABLE: Mapping[str, Kind] = MappingProxyType(
+    {
+        k.name: k
+        for k in (
+            Kind(
+                "zero_one_specialization",
+                "a size guard of an entry specialized to 0 or 1, or a failed `2 <= size` guard",
+                "no strategy in this run kept the batch dim symbolic through sizes 0 and 1; try "
+                "mark_unbacked or unbacked_sources.",
+            ),
+            Kind(
+                "static_size_change",
+                "a static size changed",
+                "no strategy in this run made the changing dim dynamic.",
+            ),
+            Kind(
+                "dtype_change",
+                "a tensor's dtype changed",
+                "a dtype change cannot be removed by marking dims: each dtype gets its own graph. "
+                "Cast "
+                "the inputs to one dtype before the call.",
+                "a dtype change always recompiles: cast to one dtype before the call, or warm up "
+                "each "
+                "dtype once",
+            ),
+            Kind(
+                "requires_grad_change",
+                "a tensor's requires_grad changed",
+                "requires_grad is part of every tensor guard: keep it the same across calls (e.g. "
+                "detach, or run under torch.no_grad()).",
+                "requires_grad is guarded: call with one setting (detach, or torch.no_grad() "
+                "around "
+                "every call)",
+            ),
+            Kind(
+                "stride_change",
+                "a tensor's strides changed",
+                "the input's layout changed: make it contiguous (or the same layout) before the "
+                "call.",
+                "the layout changed: make the input contiguous before the call",
+            ),
+            Kind(
+                "python_scalar_change",
+                "a Python value the graph holds as a constant changed",
+                "a Python number is specialized as a constant: pass it as a tensor, or let Dynamo "
+                "treat "
+                "it as dynamic (e.g. torch._dynamo.config.specialize_float = False for floats).",
+                "a Python number is a constant in the graph: pass it as a tensor "
+                "(torch.tensor(v)), or "
+                "round it to a few buckets",
+            ),
+            Kind(
+                "global_or_config_change",
+                "global state (grad mode, autocast, a global, a config) changed",
+                "global state (grad mode, autocast, a config) differs between calls: keep it the "
+                "same, "
+                "or compile one function per state.",
+                "a global or config value changed between calls: set it once before the first call",
+            ),
+            Kind(
+                "shape_env_guard",
+                "a symbolic (shape-env) guard failed",
+                "a symbolic guard failed; no strategy in this run avoided it. Read the expression: "
+                "it "
+                "names the relation the new sizes break.",
+            ),
+            Kind(
+                "recompile_limit_hit",
+                "the frame was past its recompile limit",
+                "the frame ran out of recompiles: remove the recompiles above it, or raise "
+                "compile: "
+                "{recompile_limit: N} if they are intended.",
+                "the recompile limit was hit: fix the recompiles above it first",
+            ),
+            Kind(
+                "other",
+                "a guard this tool does not classify (the raw text is kept)",
+                "no strategy in this run removed it.",
+            ),
+            Kind(
+                "duck_sizing",
+                "an equality between two unrelated dims, there only because their "
+                "sizes coincided at the first compile (Dynamo's comment says \"duck sizing added "
+                "this "
+                'equality")',
+                "two unrelated dims had the same size at the first compile, so Dynamo equated them "
+                "(duck sizing); give them different sizes in the first call, or set "
+                "torch.fx.experimental._config.use_duck_shape = False.",
+            ),
+            Kind(
+                "user_specialization",
+                "a dynamic size or int forced to a constant by the user's code "
+                "(`n == 3` from `range(n)`, `if x.shape[0] == 8:`): told apart from "
+                "python_scalar_change by the origin's role `specialized`, not by the text",
+                "the user's code forces it to a constant (the line below).",
+            ),
+            Kind(
+                "type_or_id_change",
+                "___check_type_id / TYPE_MATCH, ___check_obj_id / ID_MATCH on a "
+                "local: a module or object swapped for another (ids of globals stay "
+                "global_or_config_change)",
+                "an argument's type or identity changed (a module or object swapped): pass the "
+                "same "
+                "object each call, or compile one function per type.",
+                "the argument's type or identity changed: pass the same kind of object every call",
+            ),
+            Kind(
+                "backend_change",
+                "BACKEND_MATCH: the same code compiled again with another backend callable",
+                "the same code was compiled with another backend callable: reuse one backend "
+                "object "
+                "(or functools.partial) for every torch.compile.",
+                "the backend changed: compile once per backend",
+            ),
+        )
+    }
+)
+
+KINDS = tuple(TABLE)
+
+
+def no_fix_why(kind: str | None) -> str:
+    return TABLE[kind if kind is not None and kind in TABLE else "other"].no_fix_why
+
+
+def remedy(kind: str | None, text: str) -> str:
+    """What to do about a recompile no measured marking removed; a length guard (``len(...)``)
+    read as a Python value gets the list remedy."""
+    if kind in ("python_scalar_change", "other") and "len(" in text:
+        return LIST_LENGTH_REMEDY
+    entry = TABLE.get(kind or "")
+    return entry.remedy if entry is not None and entry.remedy else SIZE_REMEDY

@@ -1,0 +1,191 @@
+"""A failing guard's text -> structured data and its kind (kinds.py). No torch.
+
+The first failing line of a recompile decides its kind. Text this module does not recognise is
+kind ``other`` with the raw text: never a crash.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from .text import entry_line, failure_lines, local_source, strip_comment
+
+#: Dynamo's comment on a duck-sized equality guard
+DUCK_MARK = "duck sizing added this equality"
+
+# Non-greedy up to "' <what> mismatch": sources may hold quotes (tensor 'kwargs['input_ids']').
+_TENSOR = re.compile(
+    r"^tensor '(?P<name>.+?)' (?P<what>[\w ]+?) mismatch"
+    r"(?: at index (?P<dim>-?\d+))?\.\s*(?P<rest>.*)$"
+)
+_EXPECTED = re.compile(r"expected (?P<expected>[^,]+?)(?:, actual (?P<actual>.+))?$")
+_SIZE_EXPR = re.compile(r"(?P<src>[\w\[\]'\".]+?)\.(?P<prop>size|stride)\(\)\[(?P<dim>\d+)\]")
+_ZERO_ONE = re.compile(r"^2 <= (?P<src>[\w\[\]'\".]+?)\.size\(\)\[(?P<dim>\d+)\]$")
+_EQUALS = re.compile(r"^(?P<src>.+?)\s*==\s*(?P<value>.+)$")
+_TYPE = re.compile(r"expected type of '(?P<name>[^']+)'.*found (?P<actual>.+)$")
+
+
+@dataclass(frozen=True)
+class ReasonDetail:
+    """One failing guard, structured."""
+
+    kind: str  #: one of KINDS
+    what: str  #: size, stride, dtype, requires_grad, device, rank, value, type, id,
+    #: global state, shape-env expression, recompile limit, unknown
+    source: str | None = None  #: e.g. L['x'], or the expression's subject
+    dim: int | None = None
+    expected: str | None = None
+    actual: str | None = None
+    entry: str | None = None  #: the cache entry whose guard failed, e.g. "0/0"
+    text: str = ""  #: the guard-failure line, comment stripped
+    #: the size symbol (B, S, ...) whose dim this is, where the source and dim map to one; set
+    #: by the probe, which knows the scenario's dims
+    symbol: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_line(line: str) -> ReasonDetail:
+    entry, body = entry_line(line)
+    comment = body.partition("  #")[2].strip()
+    body = strip_comment(body)
+    base: dict[str, Any] = {"entry": entry, "text": body}
+    if body.startswith("BACKEND_MATCH"):
+        return ReasonDetail("backend_change", "backend", **base)
+
+    tensor = _TENSOR.match(body)
+    if tensor:
+        what = tensor.group("what").strip().replace(" ", "_")
+        dim = int(tensor.group("dim")) if tensor.group("dim") is not None else None
+        exp = _EXPECTED.search(tensor.group("rest"))
+        expected = exp.group("expected").strip() if exp else None
+        actual = exp.group("actual").strip() if exp and exp.group("actual") else None
+        if what == "requires_grad" and expected and expected.startswith("requires_grad="):
+            expected = str(expected.endswith("1"))
+            actual = actual or str(expected == "False")
+        kind = {
+            "dtype": "dtype_change",
+            "requires_grad": "requires_grad_change",
+            "stride": "stride_change",
+        }.get(what, "other")
+        if what == "size":
+            kind = "zero_one_specialization" if expected in ("0", "1") else "static_size_change"
+        return ReasonDetail(
+            kind, what, local_source(tensor.group("name")), dim, expected, actual, **base
+        )
+    if body.startswith("GLOBAL_STATE changed"):
+        return ReasonDetail(
+            "global_or_config_change",
+            "global state",
+            body.partition(":")[2].strip() or None,
+            **base,
+        )
+    type_match = _TYPE.search(body)
+    if type_match or body.startswith("___check_type_id"):
+        subject = local_source(type_match.group("name")) if type_match else _subject(body) or None
+        kind = (
+            "global_or_config_change"
+            if subject and subject.startswith("G[")
+            else "type_or_id_change"
+        )
+        return ReasonDetail(
+            kind, "type", subject, actual=type_match.group("actual") if type_match else None, **base
+        )
+    if body.startswith(("___check_obj_id", "id(")):
+        subject = _subject(body)
+        kind = "global_or_config_change" if subject.startswith("G[") else "type_or_id_change"
+        return ReasonDetail(kind, "id", subject or None, **base)
+    if comment.startswith(DUCK_MARK):
+        duck = _EQUALS.match(body)
+        size = re.search(r"had the same size (\d+)", comment)
+        if duck is None:
+            return ReasonDetail("duck_sizing", "shape-env expression", **base)
+        src = duck.group("src").strip()
+        size_match = _SIZE_EXPR.search(src)
+        expected = f"== {duck.group('value').strip()}" + (
+            f" (both {size.group(1)} at the first compile)" if size else ""
+        )
+        return ReasonDetail(
+            "duck_sizing",
+            "shape-env expression",
+            local_source(size_match.group("src")) if size_match else local_source(src),
+            int(size_match.group("dim")) if size_match else None,
+            expected,
+            **base,
+        )
+    zero_one = _ZERO_ONE.match(body)
+    if zero_one:
+        return ReasonDetail(
+            "zero_one_specialization",
+            "shape-env expression",
+            local_source(zero_one.group("src")),
+            int(zero_one.group("dim")),
+            expected=">= 2",
+            **base,
+        )
+    size_expr = _SIZE_EXPR.search(body)
+    if size_expr:
+        return ReasonDetail(
+            "shape_env_guard",
+            "shape-env expression",
+            local_source(size_expr.group("src")),
+            int(size_expr.group("dim")),
+            **base,
+        )
+    equals = _EQUALS.match(body)
+    if equals:
+        subject = equals.group("src").strip()
+        if subject.isidentifier():
+            subject = local_source(subject)
+        kind = (
+            "global_or_config_change"
+            if subject.startswith("G[") or "config" in subject
+            else "python_scalar_change"
+        )
+        return ReasonDetail(kind, "value", subject, expected=equals.group("value").strip(), **base)
+    return ReasonDetail("other", "unknown", **base)
+
+
+def _subject(body: str) -> str:
+    """The first argument of ``___check_type_id(m, 9444...)``, as a source."""
+    subject = body[body.find("(") + 1 :].split(",")[0].strip()
+    return local_source(subject) if subject and subject.isidentifier() else subject
+
+
+#: kinds a failing guard may have when a user line specialized it (refine's inputs)
+_SPECIALIZABLE = ("python_scalar_change", "shape_env_guard", "static_size_change")
+
+
+def refine(detail: ReasonDetail | None, role: str | None) -> ReasonDetail | None:
+    """The kind once the failing guard's origin is known: a guard whose origin has the role
+    ``specialized`` (a replacement to a constant made by a user line) is user_specialization;
+    everything else keeps the kind its text gave."""
+    if detail is None or role != "specialized" or detail.kind not in _SPECIALIZABLE:
+        return detail
+    return replace(detail, kind="user_specialization")
+
+
+def classify(
+    reason: str | None, *, fail_type: str | None = None, fail_reason: str | None = None
+) -> ReasonDetail | None:
+    """The primary (first) failing guard of a recompile; None for a first compile."""
+    if is_recompile_limit(fail_type, fail_reason):
+        return ReasonDetail("recompile_limit_hit", "recompile limit", text=fail_reason or "")
+    lines = failure_lines(reason)
+    if lines:
+        return parse_line(lines[0])
+    if reason:
+        return ReasonDetail("other", "unknown", text=reason.strip())
+    return None
+
+
+#: How releases word a frame past its limit: "Dynamo recompile limit exceeded" (2.13), "hit
+#: config.recompile_limit", "recompile_limit reached" and "cache_size_limit reached" (older).
+_LIMIT = re.compile(r"recompile[ _]limit|cache[ _]size[ _]limit")
+
+
+def is_recompile_limit(fail_type: str | None, fail_reason: str | None) -> bool:
+    return bool(fail_type) and _LIMIT.search((fail_reason or "").lower()) is not None

@@ -1,0 +1,87 @@
+"""How Dynamo writes a guard failure, read in one place. No torch.
+
+A recompile reason is one line per cache entry that rejected the call, most recently used entry
+first: ``0/0: tensor 'x' size mismatch at index 0. expected 1, actual 2``, the compile id of the
+rejecting entry, then its failing guard, often with a trailing ``  # <user line>`` comment. With
+``recompiles_verbose`` an entry's failing parts are joined by ``; `` on one line. Sources name
+locals as ``L['x']`` (messages print them as ``x``).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: "N/M: guard", or with compiled autograd "!A/N/M: guard"; the guard may be empty (torch 2.9
+#: logs "0/0: " for a backend change)
+_ENTRY_LINE = re.compile(r"^(?P<entry>!?\d+(?:/\d+)+):(?: (?P<body>.*))?$", re.S)
+# torch's strip_local_scope: L['x'] -> x, as recompile messages print sources
+_LOCAL_SCOPE = re.compile(r"L\[\s*['\"](.*?)['\"]\s*\]")
+_TENSOR_PROPERTY = re.compile(r"\.(?:size\(\)\[\d+\]|stride\(\)\[\d+\]|storage_offset\(\))$")
+
+
+def entry_line(line: str) -> tuple[str | None, str]:
+    """``0/0: n == 3  # ...`` (a leading "- " allowed, as the log writes it) -> ("0/0",
+    "n == 3  # ..."): the compile id of the entry whose guard failed, and the guard, comment
+    kept. A line with no compile id -> (None, the line)."""
+    text = line.strip()
+    if text.startswith("- "):
+        text = text[2:].lstrip()
+    match = _ENTRY_LINE.match(text)
+    return (match.group("entry"), match.group("body") or "") if match else (None, text)
+
+
+def failure_lines(reason: str | None) -> list[str]:
+    """The "N/M: ..." lines of a reason (one per rejecting cache entry); others dropped."""
+    if not reason:
+        return []
+    return [ln.strip() for ln in reason.splitlines() if _ENTRY_LINE.match(ln.strip())]
+
+
+def strip_comment(line: str) -> str:
+    """A guard without Dynamo's trailing ``  # source`` comment."""
+    return line.split("  #", 1)[0].strip()
+
+
+def split_parts(body: str) -> list[str]:
+    """An entry's failing parts as ``recompiles_verbose`` joins them (``a; b``) -> [a, b].
+
+    A guard's comment may hold "; " itself (Dynamo's "... in the framework; to avoid
+    specialization try mark_unbacked(tensor, dim))"): a piece that leaves a parenthesis open is
+    joined with the next."""
+    out: list[str] = []
+    current = ""
+    for piece in body.split("; "):
+        current = f"{current}; {piece}" if current else piece
+        if current.count("(") <= current.count(")"):
+            if current.strip():
+                out.append(current.strip())
+            current = ""
+    if current.strip():
+        out.append(current.strip())
+    return out
+
+
+def local_source(name: str) -> str:
+    """Dynamo's source for a name in a reason: x -> L['x'], kwargs['ids'] -> L['kwargs']['ids']."""
+    if name.startswith(("L[", "G[")):
+        return name
+    match = re.match(r"^(?P<local>\w+)(?P<rest>[\[.].*)?$", name)
+    if match is None:
+        return f"L['{name}']"
+    return f"L['{match.group('local')}']{match.group('rest') or ''}"
+
+
+def strip_local_scope(text: str) -> str:
+    """``L['x'].size()[0]`` -> ``x.size()[0]``: sources as recompile messages print them."""
+    return _LOCAL_SCOPE.sub(r"\1", text)
+
+
+def tensor_of(source: str) -> str:
+    """``L['x'].size()[0]`` -> ``L['x']``: the tensor a size/stride/offset source belongs to."""
+    return _TENSOR_PROPERTY.sub("", source)
+
+
+def without_comments(reason: str) -> str:
+    """A reason's lines without Dynamo's trailing source comments (tables show them so; the
+    JSON keeps the raw text)."""
+    return "\n".join(line.split("  #", 1)[0].rstrip() for line in reason.splitlines())

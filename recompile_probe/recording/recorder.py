@@ -1,0 +1,312 @@
+"""The Recorder: every Dynamo compile in the process while it is active, as ``CompileEvent``s.
+
+It listens, it does not drive: compilation metrics (one record per frame compile, failed ones
+included), the ``recompiles`` logging artifact (the guard failures that caused a recompile) and
+the recompiles that the ``fail_on_recompile`` stance refuses before any record exists. Events are
+built in one place (events.py), attributed by compile id. Nothing runs per call of compiled code,
+only per compile. On exit every piece of logging and config state is as it was. The probe,
+``watch``, ``record()`` and the pytest plugin all use it.
+
+Where the metrics log cannot be streamed, or streams records in a shape this code does not know,
+the metrics deque is read instead (``poll``), so a record is never silently missed; if the deque
+dropped records before they were read, ``complete`` turns False and counts read n/a.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ..provenance.attribution import LiveEvidence, reason_origins, refined
+from ..provenance.capture import Capture, Collector, capture_hook
+from ..provenance.first_use import first_uses
+from ..provenance.graph_breaks import graph_break_mark, graph_breaks
+from ..provenance.shape_env import CompileOrigins
+from ..reasons.text import failure_lines
+from ..records.run import CompileEvent
+from ..torch_compat import cache, logs, metrics, stance
+from ..torch_compat.files import is_torch_file
+from .events import EventBuilder
+
+#: the package's own folder: frames of the tool are not the user's call site
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Recorder:
+    """``with Recorder() as rec: ...`` then ``rec.events``."""
+
+    def __init__(
+        self, on_event: Callable[[CompileEvent], None] | None = None, *, provenance: bool = True
+    ) -> None:
+        """``provenance=False``: no user lines, no wrapper names and the plain recompiles log
+        (first failing guard per entry); for measuring what they cost (benchmarks/)."""
+        self._provenance = provenance
+        self.events: list[CompileEvent] = []
+        #: False when records were lost (the deque overflowed between two reads): counts are n/a
+        self.complete = True
+        #: whether recompiles refused by set_stance("fail_on_recompile") can be seen in this torch
+        #: (2.13 passes them through a function we observe; older releases raise without trace)
+        self.sees_stance_rejections = False
+        self._on_event = on_event
+        self._builder = EventBuilder()
+        self._graphs_seen: int | None = None
+        self._breaks_seen: int | None = None
+        self._lock = threading.RLock()
+        self._stack: contextlib.ExitStack | None = None
+        self._streaming = False
+        #: keys of the records already turned into events, or present before we started
+        self._known: set[tuple] = set()
+        self._deque_mark: tuple[int, Any] | None = None
+        #: per compile id, what the tables need beside the event: the user's name for what was
+        #: compiled and their call site (``compiled_as``, ``call_site``), and the graph breaks
+        #: this compile hit with their user lines (``graph_breaks``), the sizes and ints the
+        #: user's code forced to a constant (``specializations``); see ``extra``
+        self.extras: dict[str, dict[str, Any]] = {}
+        #: False where this torch has no hook to capture a compile's ShapeEnv (origins n/a)
+        self.captures_origins = False
+        self._collector = Collector()
+        self._origins: dict[str, CompileOrigins | None] = {}
+        self._first_uses: dict[str, dict | None] = {}
+        self._break_mark: int | None = None
+
+    def __enter__(self) -> Recorder:
+        stack = contextlib.ExitStack()
+        try:
+            self._streaming = stack.enter_context(metrics.metrics_stream(self._on_metrics))
+            stack.enter_context(
+                logs.recompiles_stream(self._on_recompile_message)
+                if self._provenance
+                else logs.recompiles_stream(self._on_recompile_message, verbose=False)
+            )
+            self.sees_stance_rejections = stack.enter_context(
+                stance.stance_rejections(self._on_rejected)
+            )
+            if not self._streaming:
+                stack.enter_context(metrics.keep_all_metrics())
+            try:
+                self.captures_origins = self._provenance and stack.enter_context(
+                    capture_hook(self._on_capture)
+                )
+            except Exception:  # noqa: BLE001 - a private hook: without it, origins are n/a
+                self.captures_origins = False
+        except BaseException:
+            stack.close()
+            raise
+        self._known = {metrics.metrics_key(r) for r in metrics.get_metrics()}
+        self._graphs_seen, self._breaks_seen = metrics.unique_graphs(), metrics.graph_break_count()
+        self._break_mark = graph_break_mark()
+        self._stack = stack
+        self.poll()  # settles the deque mark: only records from here on are ours
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.poll()
+        assert self._stack is not None
+        self._stack.close()
+        self._stack = None
+
+    def poll(self) -> None:
+        """Read the metrics deque for records the log stream did not deliver.
+
+        Cheap when nothing changed (the deque's length and last record are compared first), so
+        the probe can call it after every call.
+        """
+        if self._stack is None:  # not listening (yet, or any more): records are not ours
+            return
+        records = metrics.get_metrics()
+        mark = (len(records), id(records[-1]) if records else None)
+        if mark == self._deque_mark:
+            return
+        self._deque_mark = mark
+        with self._lock:
+            unseen = [r for r in records if metrics.metrics_key(r) not in self._known]
+            capacity = metrics.metrics_capacity()
+            if (
+                unseen
+                and capacity is not None
+                and len(records) >= capacity
+                and metrics.metrics_key(records[0]) not in self._known
+                and self.events
+            ):
+                self.complete = False  # the oldest record is new to us: older ones were dropped
+            for record in unseen:
+                if metrics.is_frame_compile(record):
+                    self._add(record, counted=False)
+                else:
+                    self._known.add(metrics.metrics_key(record))
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def since(self, start: int) -> list[CompileEvent]:
+        return self.events[start:]
+
+    # --- hooks ------------------------------------------------------------------------------------
+
+    def _on_recompile_message(self, message: str) -> None:
+        with self._lock:
+            self._builder.reason_logged(message)
+
+    def _on_rejected(self, code: Any, entry_ids: list[str], failures: list[str]) -> None:
+        identity = (code.co_name, code.co_filename, code.co_firstlineno)
+        with self._lock:
+            event = self._builder.rejected(
+                identity,
+                entry_ids,
+                failures,
+                "RuntimeError",
+                "Detected recompile when torch.compile stance is 'fail_on_recompile'",
+            )
+            self.events.append(event)
+        if self._on_event is not None:
+            self._on_event(event)
+
+    def _on_metrics(self, record: Any) -> None:
+        if metrics.is_frame_compile(record):
+            self._add(record, counted=True)
+
+    def _add(self, record: Any, counted: bool) -> None:
+        """``counted``: the record arrived as Dynamo wrote it, so the counters' movement since the
+        previous record is this compile's (graphs, graph breaks); a record read late has none."""
+        with self._lock:
+            key = metrics.metrics_key(record)
+            if key in self._known:
+                return
+            self._known.add(key)
+            graphs_now, breaks_now = metrics.unique_graphs(), metrics.graph_break_count()
+            graphs = delta(graphs_now, self._graphs_seen) if counted else None
+            breaks = delta(breaks_now, self._breaks_seen) if counted else None
+            self._graphs_seen, self._breaks_seen = graphs_now, breaks_now
+            event = self._builder.build(
+                metrics.metrics_fields(record), graphs=graphs, graph_breaks=breaks
+            )
+            event = self._with_origins(event, counted)
+            self.events.append(event)
+        if self._on_event is not None:
+            self._on_event(event)
+
+    # --- origins: read once per compile, never per call ----------------------------------------
+
+    def _on_capture(self, cap: Capture | None) -> None:
+        """Inside the backend call of a compile: keep its ShapeEnv until its record arrives, and
+        note what the user compiled and from where (the Python stack is the caller's here)."""
+        self._collector.add(cap)
+        cid = None if cap is None else cap.compile_id
+        if cid is not None and cid not in self.extras:
+            self.extras[cid] = compiled_as(sys._getframe(1))
+
+    def extra(self, compile_id: str | None) -> dict[str, Any]:
+        return self.extras.get(compile_id, {}) if compile_id else {}
+
+    def _with_origins(self, event: CompileEvent, counted: bool) -> CompileEvent:
+        cid = event.compile_id
+        if cid is not None and self.captures_origins:
+            # extracted now: the ShapeEnv (and the graph it references) goes with the compile
+            compiled = self._origins[cid] = self._collector.get(cid)
+            if compiled is not None and compiled.specializations:
+                self.extras.setdefault(cid, {})["specializations"] = [
+                    sp.to_dict() for sp in compiled.specializations
+                ]
+            if counted:
+                found = graph_breaks(self._break_mark)
+                self._break_mark = graph_break_mark()
+                if found:
+                    self.extras.setdefault(cid, {})["graph_breaks"] = [b.to_dict() for b in found]
+        if not event.recompile or not self.captures_origins:
+            return event
+        lines = failure_lines(event.reason)
+        if not lines:
+            return event
+        evidence = LiveEvidence(
+            lambda c: self._origins.get(c) if c else None,
+            lambda c: self._entry_first_uses(event, c),
+        )
+        origins = reason_origins(lines, evidence)
+        if event.failures and cid is not None:  # every failing guard, for the causes' lines
+            every = reason_origins(event.failures, evidence)
+            if any(every):
+                self.extras.setdefault(cid, {})["failure_origins"] = list(every)
+        kind, detail = refined(event.reason, event.reason_kind, event.reason_detail, origins)
+        return dataclasses.replace(
+            event, reason_origins=origins, reason_kind=kind, reason_detail=detail
+        )
+
+    def _entry_first_uses(self, event: CompileEvent, cid: str | None) -> dict | None:
+        """Where the entry made by compile ``cid`` first used each tensor, from the guard tree of
+        the event's code object (the entry still exists: it just rejected the call)."""
+        if cid is None:
+            return None
+        if cid not in self._first_uses:
+            uses = None
+            for code in cache.dynamo_codes() or ():
+                if (code.co_name, code.co_filename, code.co_firstlineno) != (
+                    event.function,
+                    event.filename,
+                    event.line,
+                ):
+                    continue
+                entry = next(
+                    (
+                        e
+                        for e in cache.cache_entries(code) or ()
+                        if cache.entry_compile_id(e) == cid
+                    ),
+                    None,
+                )
+                if entry is not None:
+                    uses = first_uses(entry, code)
+                    break
+            self._first_uses[cid] = uses
+        return self._first_uses[cid]
+
+
+def _is_internal(filename: str) -> bool:
+    return (
+        is_torch_file(filename)
+        or filename.startswith(_PACKAGE + os.sep)
+        or filename.startswith("<frozen")
+    )
+
+
+def compiled_as(frame: Any) -> dict[str, Any]:
+    """What the user handed to torch.compile and where they called it, from the Python stack
+    of a compile (the compiled frame itself is not on it yet; its callers are).
+
+    The innermost ``nn.Module._call_impl`` names the module (unless it is torch's own
+    OptimizedModule), else torch.compile's wrapper holds the function (``fn``); the first frame
+    outside torch and this package is the call site. Nothing found: an empty dict (n/a)."""
+    name = None
+    while frame is not None:
+        code = frame.f_code
+        if not _is_internal(code.co_filename):
+            out: dict[str, Any] = {"call_site": f"{code.co_filename}:{frame.f_lineno}"}
+            if name is not None:
+                out["compiled_as"] = name
+            return out
+        if name is None:
+            try:
+                if code.co_name == "_call_impl" and code.co_filename.endswith(
+                    os.path.join("nn", "modules", "module.py")
+                ):
+                    module = frame.f_locals.get("self")
+                    cls = type(module)
+                    if cls.__name__ != "OptimizedModule":
+                        name = f"{cls.__name__}.forward"
+                elif code.co_name == "compile_wrapper":
+                    fn = frame.f_locals.get("fn")
+                    qual = getattr(fn, "__qualname__", None)
+                    if isinstance(qual, str) and not callable(getattr(fn, "forward", None)):
+                        name = qual
+            except Exception:  # noqa: BLE001 - a label, never worth breaking a compile
+                pass
+        frame = frame.f_back
+    return {}
+
+
+def delta(now: int | None, before: int | None) -> int | None:
+    return None if now is None or before is None else now - before

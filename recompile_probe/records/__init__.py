@@ -1,0 +1,7 @@
+"""Frozen result records and their versioned JSON (schema_version 1). No torch.
+
+run.py (a run: calls, compile events, cache entries), report.py (a scenario's runs, JSON in and
+out), watch.py (per function and process, for watch and summarize), suggestion.py (what suggest
+measured), environment.py, compile_ids.py, order.py (report order), comparable.py (what two runs
+must agree on).
+"""

@@ -1,0 +1,185 @@
+"""A report (the runs of one scenario) and its versioned JSON form. No torch.
+
+Saved reports are read back without torch: ``render``, ``diff``, ``merge`` and ``check
+--from-report`` work anywhere. Readers ignore fields they do not know (newer writers add some).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ReportError
+from .run import CacheEntry, Call, CompileEvent, GuardLine, Run, RunError, Violation
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    version: str
+
+
+@dataclass(frozen=True)
+class Environment:
+    torch: str | None
+    python: str
+    platform: str
+
+
+@dataclass(frozen=True)
+class ScenarioRef:
+    name: str
+    path: str | None
+
+
+@dataclass(frozen=True)
+class Report:
+    tool: Tool
+    environment: Environment
+    scenario: ScenarioRef
+    runs: tuple[Run, ...] = ()
+    schema_version: int = SCHEMA_VERSION
+    #: False when the run was interrupted and ``runs`` holds only what finished.
+    complete: bool = True
+
+    def sequences(self) -> list[tuple[str, tuple[int, ...]]]:
+        """(name, batch sizes) in first-seen order."""
+        seen: dict[str, tuple[int, ...]] = {}
+        for run in self.runs:
+            seen.setdefault(run.sequence_name, run.sequence)
+        return list(seen.items())
+
+    def runs_for(self, sequence_name: str) -> list[Run]:
+        return [r for r in self.runs if r.sequence_name == sequence_name]
+
+
+# --- JSON -----------------------------------------------------------------------------------------
+
+
+def to_dict(report: Report) -> dict[str, Any]:
+    """The JSON-ready form; key order follows the contract."""
+    data = dataclasses.asdict(report)
+    ordered = {"schema_version": data.pop("schema_version")}
+    ordered.update(data)
+    return ordered
+
+
+def to_json(report: Report, indent: int | None = 2) -> str:
+    return json.dumps(to_dict(report), indent=indent) + "\n"
+
+
+def _build(cls: type, data: dict[str, Any], where: str) -> Any:
+    """Build a record, ignoring unknown keys (newer writers) and defaulting optional ones."""
+    if not isinstance(data, dict):
+        raise ReportError(f"{where}: expected an object, got {type(data).__name__}")
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            kwargs[f.name] = data[f.name]
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ReportError(f"{where}: missing field {f.name!r}")
+    return cls(**kwargs)
+
+
+def _tupled(data: Any, *keys: str) -> Any:
+    """JSON lists back to the tuples the records hold (so a report equals its round trip)."""
+    if not isinstance(data, dict):
+        return data
+    return {**data, **{k: tuple(data[k]) for k in keys if isinstance(data.get(k), list)}}
+
+
+def run_from_dict(data: dict[str, Any], where: str = "run") -> Run:
+    data = dict(data)
+    data["sequence"] = tuple(data.get("sequence", ()))
+    if data.get("error") is not None:
+        data["error"] = _build(RunError, data["error"], f"{where}.error")
+    data["calls"] = tuple(
+        _build(Call, c, f"{where}.calls[{i}]") for i, c in enumerate(data.get("calls", ()))
+    )
+    data["compile_events"] = tuple(
+        _build(
+            CompileEvent, _tupled(e, "reason_origins", "failures"), f"{where}.compile_events[{i}]"
+        )
+        for i, e in enumerate(data.get("compile_events", ()))
+    )
+    data["entries"] = tuple(
+        _build(
+            CacheEntry,
+            {
+                **e,
+                "guards": tuple(
+                    _build(GuardLine, _tupled(g, "origins"), f"{where}.entries[{i}].guards[{j}]")
+                    for j, g in enumerate(e.get("guards", ()))
+                ),
+            },
+            f"{where}.entries[{i}]",
+        )
+        for i, e in enumerate(data.get("entries", ()))
+    )
+    data = _tupled(data, "specializations", "graph_breaks")
+    data["notes"] = tuple(data.get("notes", ()))
+    data["points"] = tuple(data.get("points", ()))
+    data["violations"] = tuple(
+        _build(Violation, {**v, "reasons": tuple(v.get("reasons", ()))}, f"{where}.violations[{i}]")
+        for i, v in enumerate(data.get("violations", ()))
+    )
+    return _build(Run, data, where)
+
+
+def from_dict(data: dict[str, Any]) -> Report:
+    if not isinstance(data, dict):
+        raise ReportError("not a recompile-probe report: the top level is not an object")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ReportError(
+            f"unsupported schema_version {version!r} (this recompile-probe reads {SCHEMA_VERSION})"
+        )
+    runs = tuple(run_from_dict(r, f"runs[{i}]") for i, r in enumerate(data.get("runs", ())))
+    return Report(
+        tool=_build(Tool, data.get("tool", {}), "tool"),
+        environment=_build(Environment, data.get("environment", {}), "environment"),
+        scenario=_build(ScenarioRef, data.get("scenario", {}), "scenario"),
+        runs=runs,
+        schema_version=version,
+        complete=data.get("complete", True),
+    )
+
+
+def from_json(text: str, source: str = "report") -> Report:
+    """One report; a bundle of several (written by `check` for several scenarios) is refused."""
+    reports = reports_from_json(text, source)
+    if len(reports) != 1:
+        raise ReportError(f"{source}: holds {len(reports)} reports; expected one")
+    return reports[0]
+
+
+def reports_from_json(text: str, source: str = "report") -> list[Report]:
+    """A single report or a bundle ``{"schema_version": 1, "reports": [...]}``."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{source}: not valid JSON ({exc})") from None
+    try:
+        if isinstance(data, dict) and "reports" in data and "runs" not in data:
+            if data.get("schema_version") != SCHEMA_VERSION:
+                raise ReportError(f"unsupported schema_version {data.get('schema_version')!r}")
+            return [from_dict(r) for r in data["reports"]]
+        return [from_dict(data)]
+    except ReportError as exc:
+        raise ReportError(f"{source}: {exc.message}") from None
+
+
+def reports_to_json(reports: list[Report]) -> str:
+    """One report as itself (the `run` format); several as a bundle."""
+    if len(reports) == 1:
+        return to_json(reports[0])
+    return (
+        json.dumps(
+            {"schema_version": SCHEMA_VERSION, "reports": [to_dict(r) for r in reports]}, indent=2
+        )
+        + "\n"
+    )

@@ -1,0 +1,231 @@
+"""The records of one run: its calls, compile events, cache entries and figures. No torch.
+
+The JSON field names are a contract (docs/json.md): add fields, never rename them. A figure the
+installed torch could not provide is ``None`` here, ``null`` in JSON and ``n/a`` in tables; it is
+never guessed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+#: Per-call events. "eager": no compile happened and no cache entry accepted the call, so it ran
+#: without compiled code (e.g. the frame is past its recompile limit).
+EVENTS = ("compile", "recompile", "hit", "error", "eager")
+STATUSES = ("ok", "error", "unsupported")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of the compiled target."""
+
+    index: int  #: position in the sequence, from 0
+    batch_size: int
+    event: str  #: compile | recompile | hit | error | eager
+    latency_us: float | None  #: wall time of the call, compile included
+    outputs_match: bool | None  #: equal to eager (assert_close; integers exact); None: not compared
+    #: graphs handed to the backend during this call (the counting backend, before/after it);
+    #: 0 with failed_compiles > 0: an attempt that produced nothing, the failing frame ran eagerly
+    graphs: int | None = None
+    #: compile events of this call that failed (recompile limit hit, error_on_recompile, a
+    #: backend or tracing error): an attempt, not a cache entry
+    failed_compiles: int | None = None
+    #: the point of this call, every size symbol -> size, e.g. {"B": 2, "S": 7}
+    sizes: dict[str, int] | None = None
+    #: which point of the sequence (runs[].points) the call belongs to, and its place within the
+    #: point: always 0 without a driver; a driver may call the target several times per point
+    point_index: int | None = None
+    step: int | None = None
+
+
+@dataclass(frozen=True)
+class CompileEvent:
+    """One Dynamo compilation (one CompilationMetrics record), failed ones included."""
+
+    compile_id: str | None  #: "frame/attempt" as tlparse shows it, e.g. "0/1"
+    function: str | None  #: co_name of the compiled frame
+    call_index: int | None  #: the call that triggered it
+    reason: str | None  #: recompile reason(s) as Dynamo logged them; None for a first compile
+    guard_count: int | None  #: CompilationMetrics.guard_count
+    shape_env_guard_count: int | None  #: CompilationMetrics.shape_env_guard_count
+    graph_op_count: int | None  #: CompilationMetrics.graph_op_count
+    compile_time_ms: float | None  #: CompilationMetrics.dynamo_cumulative_compile_time_us / 1000
+    failed: bool  #: the compile raised (fail_type set)
+    filename: str | None = None
+    line: int | None = None  #: co_firstlineno
+    recompile: bool = False  #: the frame already had a cache entry
+    fail_type: str | None = None
+    fail_reason: str | None = None
+    #: the first failing guard's kind (reasons.KINDS), and that guard as structured data:
+    #: {kind, what, source, dim, expected, actual, entry, text}
+    reason_kind: str | None = None
+    reason_detail: dict | None = None
+    guard_latency_us: float | None = None  #: CompilationMetrics.guard_latency_us: a COLD figure
+    #: graphs this compile handed to a backend (Dynamo's unique_graphs counter, per compile)
+    graphs: int | None = None
+    #: graph breaks this compile hit (Dynamo's graph_break counter, per compile)
+    graph_breaks: int | None = None
+    #: per failing guard line of ``reason``, in order: the user line behind it as an origin dict
+    #: {file, line, function, code, role, file_exact}, or None where this torch cannot say
+    #: (never a guessed line); None for a first compile or when nothing was captured
+    reason_origins: tuple[dict | None, ...] | None = None
+    #: every failing guard Dynamo named for this recompile, raw, one "N/M: guard" line per guard
+    #: (``reason`` keeps the first per cache entry); () for a first compile or where not logged
+    failures: tuple[str, ...] = ()
+
+
+#: GuardLine.kind of the symbolic guards (the root's epilogue lambda guards)
+SHAPE_ENV = "SHAPE_ENV"
+
+
+@dataclass(frozen=True)
+class GuardLine:
+    """One guard of a cache entry: a code part of a leaf guard, comment stripped."""
+
+    kind: str  #: the guard type, e.g. TENSOR_MATCH, TYPE_MATCH; SHAPE_ENV for symbolic guards
+    source: str | None  #: the guarded value, e.g. L['x']; None at the root
+    text: str
+    #: the user line that created it (SHAPE_ENV), or where the tensor was first used
+    #: (TENSOR_MATCH, role first_use): {file, line, function, code, role, file_exact}; None: n/a
+    origin: dict | None = None
+    #: every line that contributed to a SHAPE_ENV guard (Dynamo folds several into one), origin
+    #: first; empty where none is known
+    origins: tuple[dict, ...] = ()
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """A cache entry as the run left it: who created it and what it guards on."""
+
+    function: str
+    filename: str | None
+    line: int | None
+    compile_id: str | None
+    call_index: int | None  #: the call whose compile created it
+    batch_size: int | None
+    guard_count: int | None  #: CompilationMetrics.guard_count of that compile
+    shape_env_guard_count: int | None
+    leaf_guard_count: int | None
+    guards: tuple[GuardLine, ...] = ()
+    #: the point of the call that created it
+    sizes: dict[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class RunError:
+    type: str  #: exception class name (the root cause where Dynamo wraps one)
+    message: str  #: first line of the message
+    call_index: int | None  #: the call that raised; None when the run failed before any call
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A budget of the scenario's `expect:` section (or a CLI flag) that a run broke."""
+
+    budget: str  #: e.g. max_recompiles, outputs_match, status
+    limit: Any
+    #: None when the figure is n/a in this torch (a budget that cannot be verified fails)
+    actual: Any
+    reasons: tuple[str, ...] = ()  #: recompile reasons, differing calls or the error behind it
+    source: str | None = None  #: where the budget was set: "file.yaml:12" or "--max-recompiles"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One (target, sequence, strategy) probe."""
+
+    target: str
+    sequence_name: str
+    sequence: tuple[int, ...]
+    strategy: str
+    backend: str
+    status: str  #: ok | error | unsupported
+    error: RunError | None
+    graphs: int | None  #: backend graphs, as a CompileCounter counts them
+    compiles: int | None  #: Dynamo compilations (metrics records), failed ones included
+    recompiles: int | None  #: compiles of a frame that already had a cache entry
+    cache_entries: int | None  #: over every frame the run compiled
+    guard_count: int | None  #: metrics guard_count of the newest cache entry
+    shape_env_guard_count: int | None  #: metrics shape_env_guard_count of the newest cache entry
+    #: leaf guards in the newest entry's guard tree (relational de-duplicated)
+    leaf_guard_count: int | None
+    compile_time_ms: float | None  #: sum over compile events
+    outputs_match: bool | None  #: every compared call matched eager
+    calls: tuple[Call, ...] = ()
+    compile_events: tuple[CompileEvent, ...] = ()
+    #: median µs/call repeating the last call after the sequence
+    steady_state_us: float | None = None
+    eager_us: float | None = None  #: the same figure for eager
+    strategy_description: str = ""
+    isolation: str = "inline"
+    #: budgets broken; written by `check`, empty for `run`
+    violations: tuple[Violation, ...] = ()
+    #: warm µs per guard check of the entry that served the steady-state call
+    guard_check_us: float | None = None
+    #: CompilationMetrics.guard_latency_us of the newest entry: a COLD figure (caches flushed)
+    guard_latency_us: float | None = None
+    #: every cache entry at the end of the run, oldest first
+    entries: tuple[CacheEntry, ...] = ()
+    #: the structured trace of this run (run --trace-dir), for tlparse
+    trace_file: str | None = None
+    #: compile events that failed (a recompile limit hit, a data-dependent guard in an inner
+    #: frame, ...): the frame, or that attempt, ran without compiled code
+    failed_compiles: int | None = None
+    #: compile id whose figures guard_count, shape_env_guard_count, leaf_guard_count and
+    #: guard_latency_us are: the newest successful compile of the target's own frame (frame id 0
+    #: after the run's reset: the outermost frame the probe called, wrappers included)
+    guard_compile_id: str | None = None
+    #: fastest and 90th-percentile (nearest rank) samples; steady_state_us is their median
+    steady_state_min_us: float | None = None
+    steady_state_p90_us: float | None = None
+    #: the spread is too wide to rank on (analysis.too_noisy): never decides a winner
+    steady_state_noisy: bool | None = None
+    #: (argument, dim) pairs the strategy marked, or named as sources; None: it marks nothing
+    marked_dims: int | None = None
+    #: facts about how this run went that the figures alone do not say
+    notes: tuple[str, ...] = ()
+    #: the sequence's points, every size symbol -> size; ``sequence`` holds their B values (the
+    #: first symbol's where the scenario has no B)
+    points: tuple[dict[str, int], ...] = ()
+    #: sizes and ints the user's code forced to a constant, per compile of the run:
+    #: {source, value, reason, origin, compile_id}; None where this torch cannot say
+    specializations: tuple[dict, ...] | None = ()
+    #: graph breaks of the run grouped by (reason, user line): {reason, origin, count};
+    #: None where this torch keeps no graph-break list
+    graph_breaks: tuple[dict, ...] | None = ()
+
+
+def figureless_run(
+    target: str,
+    sequence_name: str,
+    sequence: tuple[int, ...],
+    strategy: str,
+    backend: str,
+    status: str,
+    error: RunError,
+    *,
+    description: str = "",
+    isolation: str = "inline",
+) -> Run:
+    """A run that produced no figures: unsupported, failed before its first call, or lost."""
+    return Run(
+        target,
+        sequence_name,
+        tuple(sequence),
+        strategy,
+        backend,
+        status,
+        error,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        strategy_description=description,
+        isolation=isolation,
+    )

@@ -1,0 +1,139 @@
+"""The records of `watch` and `summarize`: per compiled function, per process. No torch."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+
+from .report import SCHEMA_VERSION, Environment, Tool
+from .run import CompileEvent
+
+
+@dataclass(frozen=True)
+class ReasonCount:
+    """A distinct recompile reason of one function, and how often it occurred."""
+
+    kind: str | None
+    text: str  #: the first failing guard, comment stripped
+    count: int
+    #: the user line behind it (as CompileEvent.reason_origins), from its first occurrence
+    origin: dict | None = None
+
+
+@dataclass(frozen=True)
+class CauseCount:
+    """A root cause of a function's recompiles (causes.Cause), and what it cost."""
+
+    label: str  #: e.g. "size of dim 0 of kwargs['input_ids']: 1 → 2"
+    what: str
+    source: str | None
+    dim: int | None
+    before: str | None
+    after: str | None
+    kind: str
+    #: a container's length (len(kwargs) == 6): fails whenever an optional argument comes or goes
+    incidental: bool
+    recompiles: int  #: recompiles it is the most informative cause of
+    seen_in: int  #: recompiles where any entry failed for it
+    compile_ids: tuple[str, ...] = ()  #: the recompiles it is the most informative cause of
+    #: the user line behind it: creating line, or where the tensor was first used (role)
+    origin: dict | None = None
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    """Everything compiled for one code object, from compile events (watch, summarize, record)."""
+
+    function: str  #: qualified name where known, else co_name
+    filename: str | None
+    line: int | None
+    compiles: int
+    recompiles: int
+    failed: int
+    graphs: int | None
+    graph_breaks: int | None
+    cache_entries: int | None  #: at the end (None: not known, e.g. read from a trace)
+    guard_count: int | None  #: of the latest successful compile
+    shape_env_guard_count: int | None
+    recompile_limit_hit: bool
+    reasons: tuple[ReasonCount, ...] = ()
+    #: every failing guard of its recompiles grouped by root cause, most informative first
+    causes: tuple[CauseCount, ...] = ()
+    #: the compiled code object's own name (co_qualname) when ``function`` names what the user
+    #: compiled instead (a library decorator's wrapper); None when they are the same
+    code_name: str | None = None
+    #: where the user called what they compiled, "file.py:67", from the compile's Python stack
+    call_site: str | None = None
+    #: graph breaks with their user line, over its compiles: {reason, origin, count}
+    graph_break_origins: tuple[dict, ...] = ()
+    #: sizes and ints its user code forced to a constant: {source, value, reason, origin}
+    specializations: tuple[dict, ...] = ()
+
+
+@dataclass(frozen=True)
+class ProcessSummary:
+    """One process of a watched program: the program itself, or one of its descendants
+    (DataLoader workers, multiprocessing, torchrun ranks). Each process has its own compile ids:
+    in JSON every event record carries the ``pid`` it belongs to."""
+
+    pid: int
+    ppid: int | None  #: its parent's pid, where recorded
+    main: bool  #: the program watch started (its figures are the report's top-level ones)
+    role: str | None  #: e.g. "DataLoader worker 0", "rank 1", "SpawnProcess-2"; None: not known
+    argv: tuple[str, ...]  #: sys.argv as the process saw it (a forked child keeps its parent's)
+    forked_from: int | None  #: forked (not spawned) from this pid: it inherited its compiled code
+    recorder: bool  #: the recorder ran in it (False: it imported torch but never Dynamo)
+    exit_recorded: bool  #: its exit was seen, so cache entries are known (False: killed, os._exit)
+    functions: tuple[FunctionSummary, ...] = ()
+    events: tuple[CompileEvent, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WatchReport:
+    """`watch` (a program run) or `summarize` (trace files read back).
+
+    ``functions`` and ``events`` are the watched program's own process, exactly what it would
+    report alone; ``processes`` has a section per process, the program first, then each
+    descendant that imported torch.
+    """
+
+    tool: Tool
+    environment: Environment
+    source: str  #: the command line, or the trace files read
+    functions: tuple[FunctionSummary, ...]
+    events: tuple[CompileEvent, ...] = ()
+    exit_code: int | None = None  #: the program's (watch)
+    interrupted: bool = False
+    skipped_lines: int = 0  #: unreadable trace lines (summarize)
+    kind: str = "watch"  #: watch | summarize
+    schema_version: int = SCHEMA_VERSION
+    processes: tuple[ProcessSummary, ...] = ()  #: watch: the program first, then descendants
+
+    def totals(self) -> dict[str, int]:
+        """Over every process (a function compiled in two processes counts twice)."""
+        sections = [p.functions for p in self.processes] or [self.functions]
+        fs = [f for functions in sections for f in functions]
+        return {
+            "processes": len(self.processes),
+            "processes_compiled": sum(bool(p.events) for p in self.processes),
+            "functions": len(fs),
+            "compiles": sum(f.compiles for f in fs),
+            "recompiles": sum(f.recompiles for f in fs),
+            "failed": sum(f.failed for f in fs),
+        }
+
+
+def watch_to_json(report: WatchReport) -> str:
+    data = dataclasses.asdict(report)
+    # Compile ids restart in each spawned process: the pid says which process an event is from.
+    for process in data["processes"]:
+        for event in process["events"]:
+            event["pid"] = process["pid"]
+    main = next((p["pid"] for p in data["processes"] if p["main"]), None)
+    if main is not None:
+        for event in data["events"]:
+            event["pid"] = main
+        data["totals"] = report.totals()
+    return json.dumps({"schema_version": data.pop("schema_version"), **data}, indent=2) + "\n"

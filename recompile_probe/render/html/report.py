@@ -1,0 +1,270 @@
+"""A run report (or a check bundle) as one HTML page: the comparison table, a timeline per
+sequence, the recompile reasons with their kinds, guard diffs, the verdict and the environment.
+Every figure and sentence comes from the helpers the terminal uses (cells.py, lines/): this lays
+them out, it computes nothing. No torch.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+
+from rich.console import Console
+
+from ...analysis.check import Outcome
+from ...analysis.diffs import GuardDiff, diffs
+from ...analysis.notes import noise_note, slow_winner
+from ...analysis.sequence import Transition, moved, points_of, sequence_label, stepped, transitions
+from ...analysis.verdicts import best, plural, verdict
+from ...records.report import Report
+from ...records.run import Run
+from ...scenario.keys import MAX_KEYS
+from .. import cells
+from ..lines.check import summary
+from ..lines.explain import diff_lines
+from ..terminal import diff as terminal_diff
+from .page import env_section, esc, html_page, html_table, pre_block
+from .timeline import legend, timeline
+
+#: more recompile reasons than this fold into a closed <details>
+OPEN_REASONS = 20
+
+
+def _summary(runs: list[Run], winner: Run | None) -> str:
+    columns = cells.columns(runs)
+    with_failed = cells.FAILED_COLUMN in columns
+    recompiles = columns.index(cells.COLUMNS[2])
+    rows = []
+    for run in runs:
+        values = cells.row(run, with_failed)
+        if run is winner:
+            values[0] = f"★ {values[0]}"
+        tds = []
+        for i, value in enumerate(values):
+            cls = [] if i == 0 or columns[i][0] in ("outputs", "status") else ["n"]
+            if i == recompiles and run.recompiles:
+                cls.append("recompiles")
+            if with_failed and i == 2 and run.failed_compiles:
+                cls.append("warn")
+            if columns[i][0] == "outputs" and run.outputs_match is False:
+                cls.append("bad")
+            if columns[i][0] == "status" and run.status == "error":
+                cls.append("bad")
+            attr = f' class="{" ".join(cls)}"' if cls else ""
+            tds.append(f"<td{attr}>{esc(value)}</td>")
+        row_cls = (
+            "winner" if run is winner else ("unsupported" if run.status == "unsupported" else "")
+        )
+        title = f' title="{esc(run.strategy_description)}"' if run.strategy_description else ""
+        rows.append(
+            f'<tr class="{row_cls}" data-strategy="{esc(run.strategy)}"{title}>'
+            + "".join(tds)
+            + "</tr>"
+        )
+    return html_table(((cells.header(h), tip) for h, tip in columns), rows, "summary")
+
+
+def _reason_cell(run: Run, compile_id: str | None, reason: str | None) -> str:
+    return pre_block(cells.reason_with_origins(run, compile_id, reason).splitlines())
+
+
+def _change(run: Run, t: Transition, plain: bool) -> str:
+    if plain:
+        return f"{'?' if t.batch_before is None else t.batch_before} → {t.batch_after}"
+    return moved(run, t)
+
+
+def _reasons(runs: list[Run]) -> str:
+    found = [(run, t) for run in runs for t in transitions(run)]
+    if not found:
+        return ""
+    plain = cells.plain(runs)
+    rows = [
+        f'<tr><td>{esc(t.strategy)}</td><td class="n">{t.call_index}</td>'
+        f'<td class="mono">{esc(_change(run, t, plain))}</td>'
+        f'<td class="mono">{esc(t.compile_id or cells.NA)}</td>'
+        f'<td><span class="kind">{esc(t.kind or "other")}</span></td>'
+        f"<td>{_reason_cell(run, t.compile_id, t.reason)}</td></tr>"
+        for run, t in found
+    ]
+    table = html_table(
+        [
+            ("strategy", ""),
+            ("call", ""),
+            ("B" if plain else "change", ""),
+            ("id", "compile id, frame/attempt as tlparse shows it"),
+            ("kind", "the first failing guard's kind"),
+            ("reason", ""),
+        ],
+        rows,
+        "reasons",
+    )
+    title = f"Recompile reasons ({len(found)})"
+    if len(found) > OPEN_REASONS:
+        return f'<details class="reasons"><summary>{esc(title)}</summary>{table}</details>'
+    return f"<h3>{esc(title)}</h3>{table}"
+
+
+def diff_block(d: GuardDiff) -> str:
+    return pre_block(diff_lines(d)[1:], "diff")
+
+
+def _diffs(runs: list[Run]) -> str:
+    parts = []
+    for run in runs:
+        found = diffs(run)
+        if not found:
+            continue
+        inner = "".join(
+            f'<h3 class="mono">{esc(d.function)} {esc(d.old)} → {esc(d.new)}</h3>' + diff_block(d)
+            for d in found
+        )
+        parts.append(
+            f'<details class="diffs"><summary>{esc(run.strategy)}: '
+            f"{esc(plural(len(found), 'guard diff'))} between cache entries"
+            f"</summary>{inner}</details>"
+        )
+    return "<h3>Guard diffs</h3>" + "".join(parts) if parts else ""
+
+
+def _violations(runs: list[Run]) -> str:
+    found = [(run, v) for run in runs for v in run.violations]
+    if not found:
+        return ""
+    rows = [
+        f'<tr><td>{esc(run.strategy)}</td><td class="bad mono">{esc(v.budget)}</td>'
+        f'<td class="n">{esc(f"≤ {v.limit}" if v.budget in MAX_KEYS else v.limit)}</td>'
+        f'<td class="n">{esc(cells.NA if v.actual is None else v.actual)}</td>'
+        f'<td class="mono">{esc(v.source or "")}</td>'
+        f"<td>{pre_block(v.reasons or ([run.error.message] if run.error else []))}</td></tr>"
+        for run, v in found
+    ]
+    return '<h3 class="bad">Budgets broken</h3>' + html_table(
+        [
+            ("strategy", ""),
+            ("budget", ""),
+            ("limit", ""),
+            ("actual", ""),
+            ("set at", ""),
+            ("why", ""),
+        ],
+        rows,
+        "violations",
+    )
+
+
+def _sequence(name: str, runs: list[Run], anchor: str) -> str:
+    winner = best(runs)
+    points = points_of(runs)
+    eager = next((r.eager_us for r in runs if r.eager_us is not None), None)
+    out = [
+        f'<section class="sequence" id="{esc(anchor)}">',
+        f'<h2>Sequence {esc(name)}: <span class="mono">'
+        f"{esc(sequence_label(points, 160))}</span></h2>",
+    ]
+    if eager is not None:
+        out.append(f'<p class="meta">eager {eager:.1f} µs/call</p>')
+    out.append(_summary(runs, winner))
+    out.append(f"<h3>Timeline</h3>{legend(any(map(stepped, runs)))}" + timeline(runs, points))
+    out.append(_reasons(runs))
+    out.append(_diffs(runs))
+    out.append(_violations(runs))
+    failed = [line for line in (cells.error_line(r) for r in runs) if line]
+    if failed:
+        out.append(
+            "<h3>Not run or failed</h3><ul>"
+            + "".join(f'<li class="bad">{esc(line)}</li>' for line in failed)
+            + "</ul>"
+        )
+    notes = cells.run_notes(runs)
+    if notes:
+        out.append("<h3>Notes</h3><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    out.append(f'<p class="verdict"><b>Verdict:</b> {esc(verdict(name, runs))}</p>')
+    for note in (slow_winner(runs), noise_note(runs)):
+        if note:
+            out.append(f'<p class="note"><b>Note:</b> {esc(note)}</p>')
+    out.append("</section>")
+    return "\n".join(part for part in out if part)
+
+
+def _report(report: Report, index: int) -> list[str]:
+    first = report.runs[0] if report.runs else None
+    targets = list(dict.fromkeys(r.target for r in report.runs)) or [cells.NA]
+    backends = list(dict.fromkeys(r.backend for r in report.runs)) or [cells.NA]
+    out = [
+        f"<header><h1>recompile-probe: {esc(report.scenario.name)}</h1>"
+        f'<p class="meta">target <code>{esc(first.target if first else cells.NA)}</code> · '
+        f"backend <code>{esc(first.backend if first else cells.NA)}</code> · torch "
+        f"{esc(report.environment.torch or cells.NA)} · recompile-probe "
+        f"{esc(report.tool.version)}</p></header>"
+    ]
+    if not report.complete:
+        out.append('<p class="alert">Interrupted: only the runs that finished are shown.</p>')
+    if not report.runs:
+        out.append('<p class="muted">No runs.</p>')
+    for k, (name, _) in enumerate(report.sequences()):
+        out.append(_sequence(name, report.runs_for(name), f"r{index}-s{k}"))
+    out.append(
+        env_section(
+            report.tool,
+            report.environment,
+            [
+                ("scenario", report.scenario.name),
+                ("scenario file", report.scenario.path or cells.NA),
+                ("target", ", ".join(targets)),
+                ("backend", ", ".join(backends)),
+                ("complete", "yes" if report.complete else "no (interrupted)"),
+                ("schema_version", report.schema_version),
+            ],
+        )
+    )
+    return out
+
+
+def render_reports(
+    reports: list[Report], title: str | None = None, head: Iterable[str] = ()
+) -> str:
+    """Several reports (a `check` bundle) on one page, each with its own sections."""
+    body = list(head)
+    for i, report in enumerate(reports):
+        if len(reports) > 1:
+            body.append(f'<article class="report" id="report-{i}">')
+        body += _report(report, i)
+        if len(reports) > 1:
+            body.append("</article>")
+    name = title or ("recompile-probe: " + ", ".join(r.scenario.name for r in reports))
+    return html_page(name, body)
+
+
+def render(report: Report, **_: object) -> str:
+    """The `html` format of `run` and `render`."""
+    return render_reports([report])
+
+
+def outcome(result: Outcome) -> str:
+    """`check --html`: the summary line, every violation and the scenarios that could not run,
+    then each report in full."""
+    ok = int(result.exit_code) == 0
+    head = [
+        f"<h1>recompile-probe check: {'passed' if ok else 'failed'}</h1>",
+        f'<p class="{"verdict" if ok else "alert"}">{esc(summary(result))}</p>',
+    ]
+    head += [
+        f'<p class="alert">{esc(scenario.path or scenario.name)}: could not run: '
+        f"{esc(error.message)}</p>"
+        for scenario, error in result.failures
+    ]
+    head += [
+        f'<p class="note">no baseline for scenario {esc(repr(name))}: nothing compared</p>'
+        for name in result.without_baseline
+    ]
+    if result.changes:
+        buffer = io.StringIO()  # the terminal's comparison, as text: one way to read a change
+        Console(file=buffer, width=200, no_color=True, color_system=None).print(
+            terminal_diff.table(result.pairs, result.tolerance, only_changed=True)
+        )
+        head.append(
+            "<h2>Changes against the baseline</h2>"
+            + pre_block(buffer.getvalue().rstrip().splitlines())
+        )
+    return render_reports(list(result.reports), "recompile-probe check", head)

@@ -1,0 +1,1 @@
+"""The plain-text lines each document prints, shared by the terminal, Markdown and HTML."""

@@ -1,0 +1,187 @@
+"""The lines `explain` prints, shared by every format (terminal, Markdown, HTML). No torch."""
+
+from __future__ import annotations
+
+import textwrap
+
+from ...analysis.diffs import GuardDiff, kinds, shape_env_guards
+from ...analysis.explain import Explanation
+from ...analysis.fixes import Recompile
+from ...analysis.sequence import at_call, batch_only, call_point, named, run_points, sequence_label
+from ...analysis.verdicts import NOISE_RATIO, plural
+from ...reasons.text import failure_lines
+from ...records.run import CacheEntry, Run
+from ...sizes.points import Point
+from .. import cells
+
+COST_HEADERS = ("strategy", "compiles", "µs/call", "eager µs", "guard check µs", "cold guard µs")
+COST_LEGEND = (
+    "µs/call: median of the last call repeated (marks included; ~: too noisy to "
+    f"rank, median > {NOISE_RATIO}x the fastest sample); guard check µs: warm "
+    "guard_manager.check of the entry that served it, on the real inputs; cold guard "
+    "µs: CompilationMetrics.guard_latency_us, measured at compile with caches "
+    "flushed, not a steady-state cost."
+)
+
+
+def cost_row(run: Run) -> list[str]:
+    return [
+        run.strategy,
+        cells.num(run.compiles),
+        cells.steady(run),
+        cells.num(run.eager_us, "{:.1f}"),
+        cells.num(run.guard_check_us, "{:.2f}"),
+        cells.num(run.guard_latency_us),
+    ]
+
+
+def headline(run: Run, width: int = 100) -> str:
+    counts = (
+        "n/a compiles"
+        if run.compiles is None
+        else f"{plural(run.compiles, 'compile')}, {plural(run.recompiles or 0, 'recompile')}"
+    )
+    head, tail = f"{run.strategy} · sequence {run.sequence_name}: ", f" · {counts}"
+    points = run_points(run)
+    line = head + sequence_label(points, width - len(head) - len(tail)) + tail
+    if len(line) <= width or batch_only(points):
+        return line
+    # a few long points do not abbreviate: the sequence gets a line of its own
+    return f"{run.strategy} · sequence {run.sequence_name} · {counts}\n  " + sequence_label(
+        points, width - 2
+    )
+
+
+def made(run: Run, e: CacheEntry) -> str:
+    """Which call made an entry, and at which point: "call 1, B=2" as always for a batch-only
+    run, "call 1 (B 2, S 7)" with several symbols."""
+    if e.call_index is None:
+        return "made before the sequence"
+    if cells.plain([run]):
+        return f"call {e.call_index}, B={e.batch_size}"
+    if call_point(run, e.call_index) is not None:
+        return f"call {e.call_index} ({at_call(run, e.call_index)})"
+    return f"call {e.call_index}" + (f" ({named(Point.of(e.sizes))})" if e.sizes else "")
+
+
+def entry_lines(run: Run) -> list[str]:
+    lines: list[str] = []
+    frame = None
+    for e in run.entries:
+        if (e.function, e.filename) != frame:
+            frame = (e.function, e.filename)
+            lines.append(f"Cache entries of {e.function} ({e.filename}:{e.line})")
+        lines.append(
+            f"  {e.compile_id}  {made(run, e)} · guard_count {cells.num(e.guard_count)} "
+            f"(metrics) · {cells.num(e.leaf_guard_count)} leaf guards (tree)"
+        )
+        lines += wrapped("      by kind: ", [f"{k} {n}" for k, n in kinds(e).items()])
+        shape = shape_env_guards(e)
+        lines += fold(
+            "      shape-env guards: " + ("; ".join(shape) if shape else "none"),
+            len("      shape-env guards: "),
+        )
+    return lines
+
+
+def wrapped(head: str, items: list[str], width: int = 96) -> list[str]:
+    """Comma-separated items over as many lines as they need, continuation lines indented."""
+    lines, current = [], head
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else "")
+        if len(current) + len(piece) + 1 > width and current.strip() != head.strip():
+            lines.append(current.rstrip())
+            current = " " * len(head)
+        current += piece + " "
+    lines.append(current.rstrip() if items else head + cells.NA)
+    return lines
+
+
+def fold(line: str, indent: int, width: int = 100) -> list[str]:
+    """A line longer than ``width`` broken after its "; " separators, continuation lines
+    indented (several symbols make more shape guards and size changes than one line holds);
+    a line that fits is left alone."""
+    if len(line) <= width or "; " not in line:
+        return [line]
+    lines, current = [], ""
+    for piece in line.split("; "):
+        if current and len(current) + len(piece) + 2 > width:
+            lines.append(current + ";")
+            current = " " * indent + piece
+        else:
+            current = f"{current}; {piece}" if current else piece
+    return lines + [current]
+
+
+def under(origin: dict | None, indent: str = "      ", static: bool = False) -> list[str]:
+    """The user line under a guard or reason line; nothing where it is unknown."""
+    text = cells.origin(origin, 100 - len(indent), static)
+    return [] if text is None else [indent + text]
+
+
+def diff_lines(d: GuardDiff) -> list[str]:
+    lines = [f"Guard diff {d.function} {d.old} → {d.new}"]
+    for c in d.changed:
+        lines += fold(f"  ~ {c.describe()}", 6)
+        lines += under(c.origin)
+    for sign, guards in (("+", d.added), ("-", d.removed)):
+        for g in guards:
+            lines.append(f"  {sign} {g.kind} {g.text}")
+            lines += under(g.origin)
+    if len(lines) == 1:
+        lines.append("  (no guard differs)")
+    return lines
+
+
+def recompile_lines(r: Recompile, plain: bool = True) -> list[str]:
+    before = "?" if r.batch_before is None else r.batch_before
+    change = f"B {before} → {r.batch_after}" if plain or not r.change else r.change
+    lines = [
+        f"Recompile at call {r.call_index} ({change}), {r.compile_id}: {r.reason_kind or 'other'}"
+    ]
+    found = list(r.reason_origins or ())
+    for line in cells.reason(r.reason).splitlines():
+        lines.append(f"  {line}")
+        if failure_lines(line) and found:
+            lines += under(found.pop(0), "    ", " size mismatch " in line)
+    d = r.reason_detail or {}
+    # the symbol whose dim failed, when several could have: a batch-only run has only B
+    facts = [
+        f"{k} {d[k]}"
+        for k in (() if plain else ("symbol",)) + ("source", "what", "dim", "expected", "actual")
+        if d.get(k) is not None
+    ]
+    if facts:
+        lines.append("  " + ", ".join(facts))
+    if r.fixes:
+        lines.append("  Measured fixes (no recompile on this call, outputs match eager):")
+        for fix in r.fixes:
+            cost = cells.num(fix.steady_state_us, "{:.1f}")
+            compiles = "n/a compiles" if fix.compiles is None else plural(fix.compiles, "compile")
+            lines.append(f"    {fix.strategy} ({compiles}, {cost} µs/call):")
+            lines += [f"        {line}" for line in fix.change]
+            if fix.advice:
+                lines.append(
+                    "      not measured, advice (no run of this report executed "
+                    "these), inside the compiled function:"
+                )
+                lines += [f"        {line}" for line in fix.advice]
+    else:
+        lines.append(f"  No strategy in this run removes it: {r.no_fix_why}")
+    if r.specialization:
+        lines += wrap_text("  Fix the line: " + r.specialization, "    ")
+    return lines
+
+
+def wrap_text(text: str, indent: str, width: int = 100) -> list[str]:
+    return textwrap.wrap(
+        text, width, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False
+    )
+
+
+def blocks(x: Explanation) -> list[list[str]]:
+    blocks = [entry_lines(x.run)]
+    blocks += [diff_lines(d) for d in x.diffs]
+    plain = cells.plain([x.run])
+    blocks += [recompile_lines(r, plain) for r in x.recompiles]
+    return blocks

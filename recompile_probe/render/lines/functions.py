@@ -1,0 +1,179 @@
+"""The lines `watch` and `summarize` print, shared by every format. No torch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...analysis.verdicts import plural
+from ...provenance.origin import at
+from ...reasons.causes import worth_showing
+from ...reasons.text import strip_local_scope
+from ...records.watch import FunctionSummary, ProcessSummary, WatchReport
+from .. import cells
+
+HEADERS = (
+    "function",
+    "where",
+    "compiles",
+    "recompiles",
+    "graphs",
+    "graph\nbreaks",
+    "cache\nentries",
+    "guards",
+    "shape\nguards",
+    "limit\nhit",
+)
+#: the compact table of a descendant process (within 100 columns)
+CHILD_HEADERS = (
+    "function",
+    "where",
+    "compiles",
+    "recompiles",
+    "failed",
+    "cache\nentries",
+    "limit\nhit",
+)
+CHILD_WIDTH = 100
+
+
+def where(f: FunctionSummary) -> str:
+    return f"{Path(f.filename).name if f.filename else '?'}:{cells.num(f.line)}"
+
+
+def row(f: FunctionSummary) -> list[str]:
+    return [
+        f.function,
+        where(f),
+        str(f.compiles),
+        str(f.recompiles),
+        cells.num(f.graphs),
+        cells.num(f.graph_breaks),
+        cells.num(f.cache_entries),
+        cells.num(f.guard_count),
+        cells.num(f.shape_env_guard_count),
+        "YES" if f.recompile_limit_hit else "no",
+    ]
+
+
+def title(report: WatchReport) -> str:
+    if report.kind == "summarize":
+        return f"recompile-probe summarize · {report.source}"
+    status = "interrupted" if report.interrupted else f"exit {report.exit_code}"
+    return f"recompile-probe watch · {report.source} · {status}"
+
+
+def totals(report: WatchReport) -> str:
+    fs = report.functions
+    line = (
+        f"{plural(len(fs), 'compiled function')}: "
+        f"{plural(sum(f.compiles for f in fs), 'compile')}, "
+        f"{plural(sum(f.recompiles for f in fs), 'recompile')}"
+    )
+    if any(f.recompile_limit_hit for f in fs):
+        line += "; recompile limit hit"
+    if report.skipped_lines:
+        line += f"; {report.skipped_lines} unreadable trace lines skipped"
+    return line + "."
+
+
+def children(report: WatchReport) -> list[ProcessSummary]:
+    return [p for p in report.processes if not p.main]
+
+
+def label(p: ProcessSummary) -> str:
+    """pid, what the process is, and where it came from."""
+    parts = [f"pid {p.pid}"]
+    if p.role:
+        parts.append(p.role)
+    elif p.argv and p.forked_from is None:
+        parts.append(" ".join(p.argv)[:60])
+    if p.forked_from is not None:
+        parts.append(f"forked from {p.forked_from}")
+    return " · ".join(parts)
+
+
+def child_row(f: FunctionSummary) -> list[str]:
+    return [
+        f.function,
+        where(f),
+        str(f.compiles),
+        str(f.recompiles),
+        str(f.failed),
+        cells.num(f.cache_entries),
+        "YES" if f.recompile_limit_hit else "no",
+    ]
+
+
+def child_line(p: ProcessSummary) -> str:
+    """The one-line summary of a process that compiled nothing (or whose table is filtered out)."""
+    if p.events:
+        return f"{label(p)}: no function matches the filter."
+    return f"{label(p)}: compiled nothing."
+
+
+def all_totals(report: WatchReport) -> str:
+    t = report.totals()
+    line = (
+        f"All {t['processes']} processes: {plural(t['functions'], 'compiled function')} "
+        f"(counted per process), {plural(t['compiles'], 'compile')}, "
+        f"{plural(t['recompiles'], 'recompile')}"
+    )
+    if t["failed"]:
+        line += f", {t['failed']} failed"
+    return line + "."
+
+
+def reason_lines(f: FunctionSummary) -> list[str]:
+    """A function's recompile causes and reasons, one string per line, unindented.
+
+    Causes first (every failing guard grouped by what changed, most informative first, each with
+    the recompiles it explains and its user line), then Dynamo's own first failing guard per
+    recompile, as before."""
+    head = f"{f.function} ({where(f)})"
+    if f.code_name:
+        head += f" · compiled code {f.code_name}"
+    if f.call_site:
+        head += (
+            f" · called at {Path(f.call_site.rsplit(':', 1)[0]).name}:"
+            f"{f.call_site.rsplit(':', 1)[-1]}"
+        )
+    out = [head]
+    costly = [c for c in f.causes if c.recompiles]
+    if worth_showing(f.causes, len(f.reasons)):
+        out.append("  causes (every failing guard, grouped by what changed):")
+        for c in costly:
+            out.append(
+                f"    {c.recompiles}× {c.label}" + ("  [incidental]" if c.incidental else "")
+            )
+            if c.origin:
+                out.append(f"       {at(c.origin)}")
+        for c in f.causes:
+            if not c.recompiles:
+                out.append(f"    also failed in {plural(c.seen_in, 'recompile')}: {c.label}")
+        out.append("  first failing guard, as Dynamo's recompiles log names it:")
+    pad = "    " if len(out) > 1 else "  "
+    for r in f.reasons:
+        out.append(f"{pad}{r.count}× [{r.kind or 'other'}] {r.text}")
+        if r.origin:
+            out.append(f"{pad}   {at(r.origin)}")
+    return out
+
+
+def line_notes(f: FunctionSummary) -> list[str]:
+    """Graph breaks and specializations of a function at their user lines ([] when none)."""
+    out = []
+    for b in f.graph_break_origins:
+        line = at(plain_origin(b.get("origin"))) or "at an unknown line"
+        reason = (b.get("reason") or "").strip().splitlines()
+        count = f" ({b['count']}×)" if (b.get("count") or 0) > 1 else ""
+        out.append(f"  graph break {line}{count}" + (f": {reason[0][:100]}" if reason else ""))
+    for sp in f.specializations:
+        line = at(plain_origin(sp.get("origin"))) or "at an unknown line"
+        src = str(sp.get("source"))
+        out.append(f"  {strip_local_scope(src)} specialized to {sp.get('value')} {line}")
+    return [f"{f.function} ({where(f)})", *out] if out else []
+
+
+def plain_origin(origin: dict | None) -> dict | None:
+    """The origin without its role note (the line says what happened there)."""
+    return None if not origin else {**origin, "role": "created"}

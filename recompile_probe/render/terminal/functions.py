@@ -1,0 +1,127 @@
+"""`watch` and `summarize` in a terminal: the program's functions, then each child process."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+
+from rich import box
+from rich.console import Console
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from ...records.watch import FunctionSummary, WatchReport
+from ..lines.functions import (
+    CHILD_HEADERS,
+    CHILD_WIDTH,
+    HEADERS,
+    all_totals,
+    child_line,
+    child_row,
+    children,
+    label,
+    line_notes,
+    reason_lines,
+    row,
+    title,
+    totals,
+)
+
+
+def _lines_section(
+    console: Console, functions: tuple[FunctionSummary, ...], indent: str, wrap: bool = False
+) -> None:
+    notes = [line for f in functions for line in line_notes(f)]
+    if not notes:
+        return
+    console.print(
+        Text(
+            f"{indent.rstrip()}Graph breaks and specializations at their user lines".strip(),
+            style="bold",
+        )
+    )
+    for line in notes:
+        console.print(f"{indent}{line}", soft_wrap=not wrap, markup=False)
+
+
+def _reasons(
+    console: Console, functions: tuple[FunctionSummary, ...], indent: str, wrap: bool = False
+) -> None:
+    for f in functions:
+        if not f.reasons:
+            continue
+        for line in reason_lines(f):
+            console.print(f"{indent}{line}", soft_wrap=not wrap, markup=False)
+
+
+def _filled(
+    table: Table,
+    functions: Sequence[FunctionSummary],
+    row_of: Callable[[FunctionSummary], list[str]],
+) -> Table:
+    """One row per function; recompiles and a hit recompile limit in red."""
+    for f in functions:
+        row = [Text(c) for c in row_of(f)]
+        if f.recompiles:
+            row[3].stylize("bold red")
+        if f.recompile_limit_hit:
+            row[-1].stylize("bold red")
+        table.add_row(*row)
+    return table
+
+
+def _table(headers: tuple[str, ...]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    for i, header in enumerate(headers):
+        table.add_column(header, justify="left" if i < 2 else "right", overflow="fold")
+    return table
+
+
+def render(report: WatchReport, *, color: bool = False, width: int = 120) -> str:
+    buffer = io.StringIO()
+
+    def make_console(w: int) -> Console:
+        return Console(
+            file=buffer,
+            width=w,
+            force_terminal=color,
+            no_color=not color,
+            highlight=False,
+            color_system="auto" if color else None,
+        )
+
+    console = make_console(width)
+    console.print(Text(title(report), style="bold"))
+    others = children(report)
+    if not report.functions:
+        console.print(
+            "The program's own process compiled nothing."
+            if others
+            else "No torch.compile activity was recorded."
+        )
+    else:
+        console.print(_filled(_table(HEADERS), report.functions, row))
+        if any(f.reasons for f in report.functions):
+            console.print(
+                Text("Recompile reasons (distinct, with how often each occurred)", style="bold")
+            )
+            _reasons(console, report.functions, "  ")
+        _lines_section(console, report.functions, "  ")
+        console.print(Text(totals(report), style="bold"))
+    if not others:
+        return buffer.getvalue()
+    narrow = make_console(min(width, CHILD_WIDTH))
+    narrow.print(
+        Text(f"Child processes ({len(others)}), each with its own compile ids", style="bold")
+    )
+    for p in others:
+        if not p.functions:
+            narrow.print(f"  {child_line(p)}", soft_wrap=True, markup=False)
+            continue
+        narrow.print(Text(f"  {label(p)}", style="bold"))
+        table = _filled(_table(CHILD_HEADERS), p.functions, child_row)
+        narrow.print(Padding(table, (0, 0, 0, 4), expand=False))
+        _reasons(narrow, p.functions, "    ", wrap=True)
+    narrow.print(Text(all_totals(report), style="bold"))
+    return buffer.getvalue()

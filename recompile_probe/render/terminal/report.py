@@ -1,0 +1,188 @@
+"""A run report in a terminal: summary, timeline, recompile reasons and verdict per sequence."""
+
+from __future__ import annotations
+
+import io
+
+from rich import box
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from ...analysis.notes import noise_note, slow_winner
+from ...analysis.sequence import batch_only, moved, points_of, sequence_label, stepped, transitions
+from ...analysis.verdicts import best, verdict
+from ...records.report import Report
+from ...records.run import Run
+from ...sizes.points import Point
+from .. import cells
+
+_EVENT_STYLE = {
+    "compile": "cyan",
+    "recompile": "bold red",
+    "hit": "green",
+    "error": "bold magenta",
+    "eager": "yellow",
+}
+_STATUS_STYLE = {"ok": "green", "error": "bold red", "unsupported": "dim"}
+COLUMN_RECOMPILES = cells.COLUMNS[2]
+
+
+def _summary(runs: list[Run], winner: Run | None) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    columns = cells.columns(runs)
+    with_failed = cells.FAILED_COLUMN in columns
+    for i, (header, _) in enumerate(columns):
+        table.add_column(
+            header,
+            justify="left" if i == 0 or header in ("outputs", "status") else "right",
+            no_wrap=i != 0,
+            overflow="fold",
+        )
+    recompiles = columns.index(COLUMN_RECOMPILES)
+    for run in runs:
+        values = cells.row(run, with_failed)
+        if run is winner:
+            values[0] = f"★ {values[0]}"
+        style = "bold green" if run is winner else ("dim" if run.status == "unsupported" else "")
+        rendered = [Text(v) for v in values]
+        rendered[-1].stylize(_STATUS_STYLE.get(run.status, ""))
+        if run.outputs_match is False:
+            rendered[-2].stylize("bold red")
+        if run.recompiles:
+            rendered[recompiles].stylize("red")
+        if with_failed and run.failed_compiles:
+            rendered[2].stylize("bold yellow")
+        table.add_row(*rendered, style=style)
+    return table
+
+
+def _timeline(runs: list[Run], points: list[Point], width: int) -> list[Table]:
+    """Marks under their points, a column per point; as many tables as it takes to stay within
+    ``width``. A batch-only sequence heads its columns with B's sizes (as it always did),
+    several symbols get a header row each."""
+    shown = [r for r in runs if r.status != "unsupported"]
+    groups = {id(r): cells.by_point(r, len(points)) for r in shown}
+    batch = batch_only(points)
+    symbols = list(dict.fromkeys(s for p in points for s in p.symbols))
+    heads = [[str(p.get(s)) if p.get(s) is not None else "" for s in symbols] for p in points]
+    widths = [
+        max([len(h) for h in head] + [len(groups[id(r)][k]) for r in shown] + [1])
+        for k, head in enumerate(heads)
+    ]
+    first = max([len(r.strategy) for r in shown] + [len(s) for s in symbols] + [1])
+    chunks: list[list[int]] = [[]]
+    used = first
+    for k, w in enumerate(widths):
+        if chunks[-1] and used + w + 2 > width:  # rich: one space either side of each column
+            chunks.append([])
+            used = first
+        chunks[-1].append(k)
+        used += w + 2
+    tables = []
+    for chunk in chunks:
+        table = Table(box=None, pad_edge=False, show_header=batch, header_style="bold")
+        table.add_column(symbols[0] if batch else "", no_wrap=True)
+        for k in chunk:
+            table.add_column(heads[k][0] if batch else "", justify="center", no_wrap=True)
+        if not batch:
+            for j, symbol in enumerate(symbols):
+                table.add_row(*[Text(symbol)] + [Text(heads[k][j]) for k in chunk], style="bold")
+        for run in shown:
+            row = [Text(run.strategy)]
+            for k in chunk:
+                marks = Text()
+                for c in groups[id(run)][k]:
+                    mark = cells.glyph(c)
+                    marks.append(
+                        mark,
+                        style="yellow"
+                        if mark == cells.FAILED_GLYPH
+                        else _EVENT_STYLE.get(c.event, ""),
+                    )
+                row.append(marks)
+            table.add_row(*row)
+        tables.append(table)
+    return tables
+
+
+def _reasons(runs: list[Run]) -> Table | None:
+    rows = [(run, t) for run in runs for t in transitions(run)]
+    if not rows:
+        return None
+    plain = cells.plain(runs)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    for header in ("strategy", "call", "B" if plain else "change", "id", "kind / reason"):
+        table.add_column(header, no_wrap=header != "kind / reason", overflow="fold")
+    for run, t in rows:
+        before = "?" if t.batch_before is None else str(t.batch_before)
+        why = Text(t.kind or "other", style="bold")
+        why.append("\n" + cells.reason_with_origins(run, t.compile_id, t.reason), style="")
+        table.add_row(
+            t.strategy,
+            str(t.call_index),
+            f"{before} → {t.batch_after}" if plain else moved(run, t),
+            t.compile_id or cells.NA,
+            why,
+        )
+    return table
+
+
+def _sequence(name: str, runs: list[Run], width: int) -> Group:
+    winner = best(runs)
+    points = points_of(runs)
+    eager = next((r.eager_us for r in runs if r.eager_us is not None), None)
+    head, tail = f"Sequence {name}: ", "" if eager is None else f" · eager {eager:.1f} µs/call"
+    title = "\n" + head + sequence_label(points, width - len(head) - len(tail)) + tail
+    parts: list = [
+        Text(title, style="bold"),
+        _summary(runs, winner),
+        Text(f"Timeline ({cells.LEGEND})", style="bold"),
+    ]
+    if any(map(stepped, runs)):
+        parts.append(Text(cells.GROUPED))
+    parts += _timeline(runs, points, width)
+    reasons = _reasons(runs)
+    if reasons is not None:
+        parts += [Text("\nRecompile reasons", style="bold"), reasons]
+    notes = [line for line in (cells.error_line(r) for r in runs) if line]
+    if notes:
+        parts.append(Text("\nNot run or failed", style="bold"))
+        parts += [Text(f"  {line}", style="magenta") for line in notes]
+    run_notes = cells.run_notes(runs)
+    if run_notes:
+        parts.append(Text("\nNotes", style="bold"))
+        parts += [Text(f"  {line}") for line in run_notes]
+    parts.append(Text(f"\nVerdict: {verdict(name, runs)}", style="bold"))
+    for note in (slow_winner(runs), noise_note(runs)):
+        if note:
+            parts.append(Text(f"Note: {note}", style="yellow"))
+    return Group(*parts)
+
+
+def render(report: Report, *, color: bool = False, width: int = 120, **_: object) -> str:
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=width,
+        force_terminal=color,
+        no_color=not color,
+        highlight=False,
+        color_system="auto" if color else None,
+    )
+    env = report.environment
+    first = report.runs[0] if report.runs else None
+    console.print(
+        Text.assemble(
+            ("recompile-probe ", "bold"),
+            f"{report.tool.version} · scenario ",
+            (report.scenario.name, "bold"),
+            f" · target {first.target if first else cells.NA} · backend "
+            f"{first.backend if first else cells.NA} · torch {env.torch or cells.NA}",
+        )
+    )
+    if not report.complete:
+        console.print(Text("Interrupted: only the runs that finished are shown.", style="bold red"))
+    for name, _sizes in report.sequences():
+        console.print(_sequence(name, report.runs_for(name), width))
+    return buffer.getvalue()

@@ -1,0 +1,92 @@
+"""Budgets: a scenario's `expect:` section and `check`'s flags, parsed. No torch.
+
+A budget applies to one strategy or all ("*"), one sequence or all ("*"). For each key the most
+specific budget wins: strategy+sequence, then strategy, then sequence, then "*"; a command-line
+flag overrides them all (analysis/budgets.py judges a run by them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import did_you_mean
+from ..records.run import STATUSES, Run
+from .context import Context
+from .keys import ANY, BUDGET_KEYS, KEYS, MAX_KEYS, TOP_KEYS
+
+
+@dataclass(frozen=True)
+class Budget:
+    strategy: str  #: a strategy name or "*"
+    sequence: str  #: a sequence name or "*"
+    key: str  #: one of KEYS
+    limit: Any
+    source: str | None = None  #: "scenario.yaml:12" or the flag that set it
+    from_flag: bool = False
+
+    @property
+    def rank(self) -> int:
+        return 4 if self.from_flag else 2 * (self.strategy != ANY) + (self.sequence != ANY)
+
+    def applies_to(self, run: Run) -> bool:
+        return self.strategy in (ANY, run.strategy) and self.sequence in (ANY, run.sequence_name)
+
+
+def parse(
+    ctx: Context, value: Any, known: list[str], sequences: Mapping[str, Any]
+) -> tuple[Budget, ...]:
+    """expect: {STRATEGY|"*": {BUDGET: limit, SEQUENCE|"*": {BUDGET: limit}}}"""
+    ctx.typed("expect", value, TOP_KEYS["expect"])
+    out: list[Budget] = []
+    for strategy, spec in value.items():
+        key = f"expect.{strategy}"
+        strategy = str(strategy)
+        if strategy != ANY and strategy not in known:
+            raise ctx.fail(
+                key,
+                f"unknown strategy {strategy!r}",
+                did_you_mean(strategy, known) or 'Budgets apply to a strategy name or "*" (all).',
+            )
+        ctx.expect(key, spec, dict, "a mapping of budgets, e.g. {max_recompiles: 0}")
+        for name, sub in spec.items():
+            name = str(name)
+            if name in KEYS:
+                out.append(_parse_one(ctx, f"{key}.{name}", strategy, ANY, name, sub))
+            elif name == ANY or name in sequences:
+                skey = f"{key}.{name}"
+                ctx.expect(skey, sub, dict, "a mapping of budgets")
+                for bname, limit in sub.items():
+                    bname = str(bname)
+                    if bname not in KEYS:
+                        raise ctx.fail(
+                            f"{skey}.{bname}",
+                            f"unknown budget {bname!r}",
+                            did_you_mean(bname, KEYS) or f"Budgets: {', '.join(KEYS)}.",
+                        )
+                    out.append(_parse_one(ctx, f"{skey}.{bname}", strategy, name, bname, limit))
+            else:
+                raise ctx.fail(
+                    f"{key}.{name}",
+                    f"{name!r} is neither a budget nor a sequence of this scenario",
+                    did_you_mean(name, [*KEYS, *sequences])
+                    or f"Budgets: {', '.join(KEYS)}; sequences: {', '.join(sequences)}.",
+                )
+    return tuple(out)
+
+
+def _parse_one(
+    ctx: Context, key: str, strategy: str, sequence: str, name: str, limit: Any
+) -> Budget:
+    ctx.typed(key, limit, BUDGET_KEYS[name])
+    if name in MAX_KEYS:
+        if limit < 0:
+            raise ctx.fail(key, f"expected a non-negative integer, got {limit}")
+    elif name == "status" and limit not in STATUSES:
+        raise ctx.fail(
+            key,
+            f"unknown status {limit!r}",
+            did_you_mean(limit, STATUSES) or f"Statuses: {', '.join(STATUSES)}.",
+        )
+    return Budget(strategy, sequence, name, limit, ctx.where(key))

@@ -1,0 +1,445 @@
+"""Scenario YAML -> a validated, frozen ``Scenario``.
+
+Everything is checked before anything runs, and every error names the file, the line, the key,
+what was expected and (for a misspelt key, strategy, target, dtype, ...) the closest valid name.
+Keys, their types and their words come from keys.py. No torch import.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import ScenarioError, did_you_mean, type_name
+from ..sizes import paths as sizes_paths
+from ..sizes import points as sizes_points
+from ..sizes.points import BATCH, Point
+from ..strategies.builtins import BUILTINS
+from . import budgets as budgets_mod
+from .builtin_targets import BUILTIN_TARGETS
+from .context import Context
+from .inputs import parse_inputs, spec_refs
+from .keys import BACKEND_KEYS, BACKENDS, COMPILE_KEYS, TOLERANCE_KEYS, TOP_KEYS
+from .model import Scenario, default_path
+from .strategies import parse_custom
+from .yaml_lines import parse as parse_yaml
+
+# --- reading --------------------------------------------------------------------------------------
+
+
+def load(path: str | Path | None = None) -> Scenario:
+    """Read and validate a scenario file (the embedded default when ``path`` is None)."""
+    path = Path(path) if path is not None else default_path()
+    shown = str(path)
+    if path.is_dir():
+        raise ScenarioError(
+            "is a directory, not a scenario file",
+            path=shown,
+            remedy="Pass a .yaml file, e.g. configs/logprobs.yaml.",
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(
+            "no such file",
+            path=shown,
+            remedy="Check the path; `recompile-probe run` with no argument runs "
+            "the built-in logprobs scenario.",
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"cannot read the file ({exc})", path=shown) from None
+    return loads(text, path=shown)
+
+
+def loads(text: str, path: str | None = None) -> Scenario:
+    data, lines = parse_yaml(text, path)
+    return _Validator(data, lines, path).scenario()
+
+
+# --- validation -----------------------------------------------------------------------------------
+
+
+class _Validator(Context):
+    """The top-level keys; each part is parsed next to what it builds (see context.py)."""
+
+    def __init__(self, data: Any, lines: dict[str, int], path: str | None) -> None:
+        super().__init__(path, lines)
+        self.data = data
+
+    def sizes(self, call: Callable[[], Any]) -> Any:
+        """Run a sizes parser, turning its SizeError into this file's ScenarioError."""
+        try:
+            return call()
+        except sizes_points.SizeError as exc:
+            raise self.fail(exc.key, exc.message, exc.remedy) from None
+
+    def scenario(self) -> Scenario:
+        data = self.data
+        self.expect("", data, dict, "a mapping of scenario keys (name, target, sequences, ...)")
+        self.keys("", data, TOP_KEYS)
+        if "target" not in data:
+            raise self.fail(
+                "",
+                "missing required key 'target'",
+                "Name a built-in (see `recompile-probe targets`), "
+                "package.module:fn or path/to/file.py:fn.",
+            )
+        target = self.target(data["target"])
+        builtin = BUILTIN_TARGETS.get(target)
+        fields: dict[str, Any] = self.inputs(data, builtin is not None)
+        symbols = fields["symbols"]
+        custom = parse_custom(self, data.get("custom_strategies", {}), symbols)
+        known = [*BUILTINS, *custom]
+        fields.update(
+            name=self.name(data),
+            path=self.path,
+            target=target,
+            description=self.typed(
+                "description", data.get("description", ""), TOP_KEYS["description"]
+            ),
+            params=self.params(data.get("params", {}), builtin),
+            points=self.sequences(data.get("sequences"), symbols),
+            compile=self.compile(data.get("compile", {})),
+            strategies=self.strategy_list(data.get("strategies"), known, custom),
+            custom_strategies=custom,
+            seed=self.typed("seed", data.get("seed", 0), TOP_KEYS["seed"]),
+            repeats=self.repeats(data.get("repeats", 50)),
+            lines=dict(self.lines),
+        )
+        fields["budgets"] = budgets_mod.parse(self, data.get("expect", {}), known, fields["points"])
+        fields.update(self.backend(data.get("backend", "eager")))
+        fields.update(self.tolerance(data.get("tolerance")))
+        return Scenario(**fields)
+
+    def name(self, data: Mapping) -> str:
+        if "name" in data:
+            name = self.typed("name", data["name"], TOP_KEYS["name"])
+            if not name.strip():
+                raise self.fail("name", "expected a non-empty name")
+            return name
+        return Path(self.path).stem if self.path else "scenario"
+
+    def target(self, value: Any) -> str:
+        target = self.typed("target", value, TOP_KEYS["target"]).strip()
+        if ":" in target:
+            where, _, attr = target.rpartition(":")
+            if not where or not attr.isidentifier():
+                raise self.fail("target", f"{target!r} is not of the form module:fn or file.py:fn")
+            if where.endswith(".py"):
+                file = Path(where) if Path(where).is_absolute() else self.base / where
+                if not file.is_file():
+                    raise self.fail(
+                        "target",
+                        f"target file {where!r} does not exist (looked for {file})",
+                        "Paths in a scenario are relative to the scenario file.",
+                    )
+            return target
+        if target not in BUILTIN_TARGETS:
+            raise self.fail(
+                "target",
+                f"unknown built-in target {target!r}",
+                did_you_mean(target, BUILTIN_TARGETS)
+                or f"Built-ins: {', '.join(BUILTIN_TARGETS)}; a user callable is written "
+                "package.module:fn or path/to/file.py:fn.",
+            )
+        return target
+
+    @property
+    def base(self) -> Path:
+        return Path(self.path).parent if self.path else Path.cwd()
+
+    def params(self, value: Any, builtin: Any) -> dict[str, Any]:
+        params = self.typed("params", value, TOP_KEYS["params"])
+        if builtin is None:
+            if params:
+                raise self.fail(
+                    "params",
+                    "params are for built-in targets; a user callable takes "
+                    "its arguments from `inputs` or `factory`",
+                )
+            return {}
+        self.keys("params", params, builtin.params)
+        out = dict(builtin.params)
+        for key, val in params.items():
+            default = builtin.params[key]
+            self.expect(f"params.{key}", val, type(default), f"{type_name(default)}")
+            if isinstance(val, int) and val < 1:
+                raise self.fail(f"params.{key}", f"expected a positive integer, got {val}")
+            out[key] = val
+        return out
+
+    def sequences(self, value: Any, symbols: tuple[str, ...]) -> dict[str, tuple[Point, ...]]:
+        if value is None:
+            raise self.fail(
+                "sequences" if "sequences" in self.data else "",
+                "missing required key 'sequences'",
+                "e.g. sequences: {rl: [1, 2, 8]}",
+            )
+        if isinstance(value, list):  # one unnamed sequence
+            value = {"sequence": value}
+            self.lines.update(
+                {
+                    k.replace("sequences", "sequences.sequence", 1): v
+                    for k, v in list(self.lines.items())
+                    if k.startswith("sequences[")
+                }
+            )
+        self.expect("sequences", value, dict, TOP_KEYS["sequences"].what)
+        if not value:
+            raise self.fail("sequences", "expected at least one sequence")
+        return {
+            str(name): self.sizes(
+                functools.partial(sizes_points.parse_sequence, f"sequences.{name}", points, symbols)
+            )
+            for name, points in value.items()
+        }
+
+    def backend(self, value: Any) -> dict[str, Any]:
+        if isinstance(value, dict):
+            self.keys("backend", value, BACKEND_KEYS)
+            if "name" not in value:
+                raise self.fail("backend", "missing 'name' (eager, aot_eager or inductor)")
+            name = value["name"]
+            key = "backend.name"
+        else:
+            name, key = value, "backend"
+        self.typed(key, name, BACKEND_KEYS["name"])
+        if name not in BACKENDS:
+            raise self.fail(
+                key,
+                f"unknown backend {name!r}",
+                did_you_mean(name, BACKENDS) or f"Backends: {', '.join(BACKENDS)}.",
+            )
+        mode = options = None
+        if isinstance(value, dict):
+            mode = value.get("mode")
+            if mode is not None:
+                self.typed("backend.mode", mode, BACKEND_KEYS["mode"])
+            options = value.get("options")
+            if options is not None:
+                self.typed("backend.options", options, BACKEND_KEYS["options"])
+            if name != "inductor" and (mode or options):
+                raise self.fail("backend", "mode and options apply to the inductor backend only")
+        return {"backend": name, "backend_mode": mode, "backend_options": options}
+
+    def compile(self, value: Any) -> dict[str, Any]:
+        self.typed("compile", value, TOP_KEYS["compile"])
+        for key in value:
+            if key in ("dynamic", "backend"):
+                raise self.fail(
+                    f"compile.{key}",
+                    f"{key!r} is set by each strategy and by `backend:`, not by `compile:`",
+                    "Choose strategies (e.g. dynamic_true) or define one in custom_strategies.",
+                )
+        self.keys("compile", value, COMPILE_KEYS)
+        for key in ("fullgraph", "recompile_limit"):
+            if key in value:
+                self.typed(f"compile.{key}", value[key], COMPILE_KEYS[key])
+        return dict(value)
+
+    def repeats(self, value: Any) -> int:
+        self.typed("repeats", value, TOP_KEYS["repeats"])
+        if value < 0:
+            raise self.fail("repeats", f"expected 0 or more, got {value}")
+        return value
+
+    def tolerance(self, value: Any) -> dict[str, Any]:
+        if value is None:
+            return {}
+        self.typed("tolerance", value, TOP_KEYS["tolerance"])
+        self.keys("tolerance", value, TOLERANCE_KEYS)
+        if set(value) != set(TOLERANCE_KEYS):
+            raise self.fail("tolerance", "set both rtol and atol (torch.testing.assert_close)")
+        for k in value:
+            self.typed(f"tolerance.{k}", value[k], TOLERANCE_KEYS[k])
+        return {"rtol": float(value["rtol"]), "atol": float(value["atol"])}
+
+    def strategy_list(self, value: Any, known: list[str], custom: Mapping) -> tuple[str, ...]:
+        if value is None:
+            return (*BUILTINS, *custom)
+        if isinstance(value, str):
+            value = [value]
+        self.expect("strategies", value, list, TOP_KEYS["strategies"].what)
+        if not value:
+            raise self.fail("strategies", "expected at least one strategy")
+        for i, name in enumerate(value):
+            self.expect(f"strategies[{i}]", name, str, "a strategy name")
+
+        def unknown(i: int, name: str) -> ScenarioError:
+            return self.fail(
+                f"strategies[{i}]",
+                f"unknown strategy {name!r}",
+                did_you_mean(name, known) or f"Strategies: {', '.join(known)}.",
+            )
+
+        return choose_strategies(value, known, unknown)
+
+    def inputs(self, data: Mapping, builtin: bool) -> dict[str, Any]:
+        """inputs / factory / driver, and the symbols and dims they define."""
+        given = [k for k in ("inputs", "factory", "driver") if k in data]
+        if builtin:
+            for key in ("inputs", "factory", "driver", "dims", "batch_dims"):
+                if key in data:
+                    raise self.fail(
+                        key,
+                        f"built-in targets make their own inputs; {key!r} is for user callables",
+                        "Use `params:` to size a built-in target.",
+                    )
+            return {"symbols": (BATCH,)}
+        if len(given) != 1:
+            raise self.fail(
+                given[1] if len(given) > 1 else "target",
+                "a user callable needs exactly one of 'inputs' or 'factory' (or a 'driver')",
+                "inputs: one tensor spec or value per argument; factory: "
+                "file.py:make_inputs returning the arguments for one point; driver: "
+                "file.py:run calling the compiled target itself.",
+            )
+        if "batch_dims" in data and "dims" in data:
+            raise self.fail("batch_dims", "give either 'dims' or 'batch_dims' (= dims: {B: ...})")
+        if "inputs" in data:
+            for key in ("dims", "batch_dims"):
+                if key in data:
+                    raise self.fail(
+                        key, "with `inputs`, dims come from the symbols in each shape (B, S, ...)"
+                    )
+            specs = parse_inputs(self, data["inputs"])
+            refs = spec_refs(specs)
+            symbols = tuple(dict.fromkeys(r.symbol for r in refs))
+            if not symbols:
+                raise self.fail(
+                    "inputs",
+                    f"no tensor has a {BATCH!r} dim (or another size "
+                    "symbol) in its shape, so the sequences change nothing",
+                    f"Write a symbol in a shape, e.g. [{BATCH}, 4096] or [{BATCH}, S].",
+                )
+            return {
+                "inputs": tuple(spec for _, spec in specs),
+                "input_keys": tuple(key for key, _ in specs),
+                "symbols": symbols,
+                "dims": refs,
+            }
+        key = given[0]
+        where = self.typed(key, data[key], TOP_KEYS[key])
+        module, _, attr = where.rpartition(":")
+        if not module or not attr.isidentifier():
+            raise self.fail(key, f"{where!r} is not of the form file.py:fn or module:fn")
+        if (
+            module.endswith(".py")
+            and not (self.base / module).is_file()
+            and not Path(module).is_file()
+        ):
+            raise self.fail(
+                key,
+                f"{key} file {module!r} does not exist",
+                "Paths in a scenario are relative to the scenario file.",
+            )
+        if "batch_dims" in data:
+            refs = self.sizes(
+                lambda: sizes_paths.parse_arg_dims("batch_dims", data["batch_dims"], BATCH)
+            )
+            symbols = (BATCH,)
+        elif "dims" in data:
+            refs = self.sizes(lambda: sizes_paths.parse_dims("dims", data["dims"], ()))
+            symbols = tuple(dict.fromkeys(str(s) for s in data["dims"]))
+            if not symbols:
+                raise self.fail("dims", "expected at least one size symbol")
+        else:
+            raise self.fail(
+                key,
+                f"a {key} needs 'batch_dims' (argument index -> dims that follow "
+                "the batch size) or 'dims' (symbol -> argument -> dims)",
+                "e.g. dims: {B: {0: [0], 1: [0]}, S: {0: [1]}} or batch_dims: {0: [0], 1: [0]}",
+            )
+        return {key: where, "symbols": symbols, "dims": refs}
+
+
+def choose_strategies(
+    names: list[str], known: list[str], unknown: Callable[[int, str], Exception]
+) -> tuple[str, ...]:
+    """Names in order, duplicates dropped, "all" expanded; ``unknown`` makes the error to raise."""
+    chosen: list[str] = []
+    for i, name in enumerate(names):
+        if name == "all":
+            chosen.extend(n for n in known if n not in chosen)
+        elif name not in known:
+            raise unknown(i, name)
+        elif name not in chosen:
+            chosen.append(name)
+    return tuple(chosen)
+
+
+def with_overrides(
+    scenario: Scenario,
+    *,
+    strategies: list[str] | None = None,
+    sequence: list[int] | str | None = None,
+    backend: str | None = None,
+) -> Scenario:
+    """Apply command-line overrides, validated like the file itself."""
+    changes: dict[str, Any] = {}
+    if strategies is not None:
+        known = scenario.known_strategies()
+
+        def unknown(i: int, name: str) -> ScenarioError:
+            return ScenarioError(
+                f"unknown strategy {name!r}",
+                key="--strategies",
+                path=scenario.path,
+                remedy=did_you_mean(name, known) or f"Strategies: {', '.join(known)}.",
+            )
+
+        chosen = choose_strategies(strategies, known, unknown)
+        if not chosen:
+            raise ScenarioError("no strategy given", key="--strategies", path=scenario.path)
+        changes["strategies"] = chosen
+    if sequence is not None:
+        changes["points"] = {"cli": _cli_points(scenario, sequence)}
+    if backend is not None:
+        if backend not in BACKENDS:
+            raise ScenarioError(
+                f"unknown backend {backend!r}",
+                key="--backend",
+                path=scenario.path,
+                remedy=did_you_mean(backend, BACKENDS) or f"Backends: {', '.join(BACKENDS)}.",
+            )
+        changes["backend"] = backend
+        if backend != "inductor":
+            changes.update(backend_mode=None, backend_options=None)
+    return replace(scenario, **changes) if changes else scenario
+
+
+def _cli_points(scenario: Scenario, sequence: list[int] | str) -> tuple[Point, ...]:
+    """--sequence 1,2,8 (batch sizes) or --sequence "B=1,S=7; B=2,S=33" (points)."""
+    value: Any = sequence
+    if isinstance(sequence, list) and (
+        not sequence or any(isinstance(b, int) and b < 0 for b in sequence)
+    ):
+        raise ScenarioError(
+            "expected a comma-separated list of non-negative batch sizes",
+            key="--sequence",
+            path=scenario.path,
+        )
+    if isinstance(sequence, str):
+        try:
+            value = [
+                {k.strip(): int(v) for k, v in (kv.split("=", 1) for kv in part.split(","))}
+                for part in sequence.split(";")
+                if part.strip()
+            ]
+        except ValueError:
+            raise ScenarioError(
+                f"cannot read the points in {sequence!r}",
+                key="--sequence",
+                path=scenario.path,
+                remedy='Write SYMBOL=size pairs, points separated by ";", '
+                'e.g. --sequence "B=1,S=7; B=2,S=33".',
+            ) from None
+    try:
+        return sizes_points.parse_sequence("--sequence", value, scenario.symbols)
+    except sizes_points.SizeError as exc:
+        raise ScenarioError(
+            exc.message, key="--sequence", path=scenario.path, remedy=exc.remedy
+        ) from None

@@ -1,0 +1,207 @@
+"""What a strategy stands for, written out: the code, the environment and the scenario YAML.
+
+The one generator: ``explain`` prints it as the measured fix a strategy of the run made, and
+``suggest`` prints (and ``--write`` adds) it for its recommendation. Whether a line was measured
+is the caller's to say: code lines are what a run did; torch._check lines are measured only
+where the target that ran carried them. No torch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..sizes.paths import Path, parse_path
+from .model import BATCH_SOURCES, MARKS, LocationMark, Strategy
+
+#: (Dynamo source, dim, size symbol) of every dim a symbol moves, e.g. ("L['x']", 0, "B")
+DimSources = Sequence[tuple[str, int, str]]
+
+#: where marks go, said once above them
+BEFORE_EACH_CALL = "# right before each call, in eager code (outside the compiled region):"
+
+#: the environment variable of each sources config (torch.compiler.config)
+ENVIRONMENT = {
+    "torch.compiler.config.dynamic_sources": "TORCH_COMPILE_DYNAMIC_SOURCES",
+    "torch.compiler.config.unbacked_sources": "TORCH_COMPILE_UNBACKED_SOURCES",
+}
+_SOURCES_OF_KIND = {
+    "dynamic": "torch.compiler.config.dynamic_sources",
+    "unbacked": "torch.compiler.config.unbacked_sources",
+}
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """How the target's arguments are named: in the user's code and by Dynamo."""
+
+    #: (Dynamo source, dim, symbol) of every dim a size symbol moves
+    dims: DimSources = ()
+    #: the positional (and keyword-only) parameter names, for marks on an argument by index
+    param_names: Sequence[str | None] = ()
+
+
+def local_name(source: str | None) -> str:
+    """``L['x']`` -> ``x``, ``L['cache'].keys[0]`` -> ``cache.keys[0]``: a source as code."""
+    match = re.fullmatch(r"L\['([^']+)'\](.*)", source or "")
+    return match.group(1) + match.group(2) if match else (source or "arg")
+
+
+def path_name(path: Path, param_names: Sequence[str | None]) -> str:
+    """An argument path as the user's code names it: ``x``, ``kwargs['input_ids']``,
+    ``cache.keys[0]`` (``args[2]`` for a positional argument with no name)."""
+    head = path.head
+    if isinstance(head, int):
+        named = param_names[head] if head < len(param_names) else None
+        head = named or f"args[{head}]"
+    return str(Path(head, path.steps))
+
+
+def mark_call(kind: str, name: str, dim: int, options: Mapping[str, Any] | None = None) -> str:
+    module, fn = MARKS[kind]
+    opts = "".join(f", {k}={v!r}" for k, v in (options or {}).items())
+    return f"{module}.{fn}({name}, {dim}{opts})"
+
+
+def _located(strategy: Strategy, args: Arguments) -> list[tuple[LocationMark, str, str | None]]:
+    """(mark, the tensor's name, its symbol where dims name that dim) of the location marks."""
+    out = []
+    for m in strategy.marks:
+        name = path_name(parse_path("marks", m.argument), args.param_names)
+        symbol = next(
+            (sym for src, d, sym in args.dims if d == m.dim and local_name(src) == name), None
+        )
+        out.append((m, name, symbol))
+    return out
+
+
+def checks(groups: Iterable[Sequence[tuple[str, bool]]]) -> list[str]:
+    """torch._check lines for unbacked dims: per group of dims that follow one symbol, the first
+    ``>= 1`` (unless a size of 0 was seen: ``(expr, zero_seen)``) and ``first == other`` for each
+    other one. The vLLM fix's two lines: no 0/1 guard, one symbol, no runtime Eq assert."""
+    lines: list[str] = []
+    for group in groups:
+        if not group:
+            continue
+        (first, zero), rest = group[0], group[1:]
+        if not zero:
+            lines.append(f"torch._check({first} >= 1)")
+        lines += [f"torch._check({first} == {other})" for other, _ in rest]
+    return lines
+
+
+def check_lines(strategy: Strategy, args: Arguments, acting: Sequence[str] = ("B",)) -> list[str]:
+    """The torch._check lines that go with a strategy's unbacked marks."""
+    groups: dict[str | None, list[tuple[str, bool]]] = {}
+    for planned, (kind, _) in strategy.plan(acting).items():
+        if kind == "unbacked":
+            groups.setdefault(planned, []).extend(
+                (f"{local_name(s)}.shape[{d}]", False) for s, d, sym in args.dims if sym == planned
+            )
+    for m, name, symbol in _located(strategy, args):
+        if m.kind == "unbacked":
+            key = symbol if symbol is not None else f"@{name}:{m.dim}"
+            expr = f"{name}.shape[{m.dim}]"
+            if (expr, False) not in groups.setdefault(key, []):
+                groups[key].append((expr, False))
+    return checks(groups.values())
+
+
+def code(
+    strategy: Strategy,
+    args: Arguments,
+    acting: Sequence[str] = ("B",),
+    *,
+    checks_measured: bool = False,
+    before: str = BEFORE_EACH_CALL,
+) -> list[str]:
+    """The change to the user's code that this strategy stands for.
+
+    ``acting``: the symbols a one-kind mark applies to (those that vary in the sequence). The
+    torch._check lines are part of it only when ``checks_measured`` (the target that ran has
+    them); otherwise they are advice (``check_lines``). ``before``: the comment above the marks.
+    """
+    lines: list[str] = []
+    if strategy.dynamic is not None:
+        lines.append(f"torch.compile(fn, dynamic={strategy.dynamic})")
+    plan = strategy.plan(acting)
+    located = _located(strategy, args)
+    if plan or located:
+        lines.append(before)
+        for source, dim, symbol in args.dims:
+            if symbol in plan:
+                kind, options = plan[symbol]
+                lines.append(mark_call(kind, local_name(source), dim, options))
+        lines += [mark_call(m.kind, name, m.dim) for m, name, _ in located]
+        found = check_lines(strategy, args, acting)
+        if found and checks_measured:
+            lines.append("# inside the compiled function (already in the target that ran):")
+            lines += found
+    sources = ",".join(dict.fromkeys(f"{s}:{d}" for s, d, sym in args.dims if sym in acting))
+    for dotted, value in strategy.config.items():
+        value = sources if value == BATCH_SOURCES else value
+        lines.append(f"{dotted} = {value!r}")
+    if strategy.stance:
+        lines.append(f"torch.compiler.set_stance({strategy.stance!r})")
+    for key, value in strategy.compile.items():
+        lines.append(f"torch.compile(fn, {key}={value!r})")
+    if strategy.as_is:
+        lines.append("keep the target's own torch.compile decoration")
+    return lines or ["torch.compile(fn)  # the defaults"]
+
+
+def environment(
+    marks: Iterable[tuple[str, str | None, int, str]],
+) -> tuple[dict[str, str], str | None]:
+    """The marks as TORCH_COMPILE_{DYNAMIC,UNBACKED}_SOURCES (per dim), from (kind, Dynamo
+    source, dim, name) per mark; ({}, why) when a mark has no environment form."""
+    by_kind: dict[str, list[str]] = {}
+    for kind, source, dim, name in marks:
+        if source is None or kind not in _SOURCES_OF_KIND:
+            return {}, f"{name} has no plain Dynamo source: no environment form"
+        by_kind.setdefault(kind, []).append(f"{source}:{dim}")
+    return {
+        ENVIRONMENT[_SOURCES_OF_KIND[kind]]: ",".join(found)
+        for kind, found in sorted(by_kind.items())
+    }, None
+
+
+def config_of(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment form as the config patches it stands for (to measure it as a strategy)."""
+    back = {var: dotted for dotted, var in ENVIRONMENT.items()}
+    return {back[var]: value for var, value in env.items()}
+
+
+def scalar(value: int | str) -> str:
+    """A YAML scalar for an argument (an index, a keyword or a quoted path)."""
+    if isinstance(value, int):
+        return str(value)
+    return value if re.fullmatch(r"[A-Za-z_]\w*", value) else '"' + value.replace('"', '\\"') + '"'
+
+
+def yaml(
+    name: str, description: str, marks: Sequence[LocationMark], budget: Mapping[str, Any]
+) -> str:
+    """A ``custom_strategies`` entry with these marks, and its ``expect:`` budget, as YAML text;
+    without marks only the budget of ``name`` (a strategy that needs no custom entry)."""
+    lines = []
+    if marks:
+        lines += [
+            "custom_strategies:",
+            f"  {name}:",
+            f'    description: "{description}"',
+            "    marks:",
+        ]
+        lines += [
+            f"      - {{argument: {scalar(m.argument)}, dim: {m.dim}, kind: {m.kind}}}"
+            for m in marks
+        ]
+    else:
+        lines.append(f"# {name} needs no custom strategy: list it in `strategies:`")
+    lines += ["expect:", f"  {name}:"] + [
+        f"    {key}: {str(value).lower() if isinstance(value, bool) else value}"
+        for key, value in budget.items()
+    ]
+    return "\n".join(lines) + "\n"

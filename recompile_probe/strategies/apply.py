@@ -1,0 +1,245 @@
+"""Applying a strategy to one run: its marks, config patches, stance and compile kwargs.
+
+torch is imported only when a run applies a strategy (the functions below), never at import.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib
+import inspect
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ..sizes.paths import DimRef, Path, parse_path, resolve
+from ..sizes.points import BATCH
+from .model import BATCH_SOURCES, MARKS, LocationMark, Strategy, options_per_symbol
+
+
+def _resolve(dotted: str) -> tuple[Any, str]:
+    module_name, _, attr = dotted.rpartition(".")
+    return importlib.import_module(module_name), attr
+
+
+def missing_features(strategy: Strategy, *, target_is_compiled: bool = False) -> str | None:
+    """Why the installed torch (or the target) cannot run this strategy; None when it can."""
+    if strategy.as_is:
+        return (
+            None
+            if target_is_compiled
+            else ("the target is not torch.compile'd, so there is no decoration to run as is")
+        )
+    for kind, options in _kinds_and_options(strategy):
+        module_name, fn_name = MARKS[kind]
+        try:
+            fn = getattr(importlib.import_module(module_name), fn_name)
+        except (ImportError, AttributeError):
+            return f"{module_name}.{fn_name} does not exist in this torch"
+        params = inspect.signature(fn).parameters
+        unknown = [k for k in options if k not in params]
+        if unknown:
+            return f"{fn_name}() in this torch has no option {', '.join(unknown)}"
+    for dotted in strategy.config:
+        try:
+            module, attr = _resolve(dotted)
+        except ImportError:
+            return f"config module for {dotted} does not exist in this torch"
+        if not hasattr(module, attr):
+            return f"config {dotted} does not exist in this torch"
+        from ..torch_compat.knobs import knob_not_honoured
+
+        why = knob_not_honoured(dotted)
+        if why is not None:
+            return why
+    if strategy.stance:
+        import torch
+
+        if not hasattr(torch.compiler, "set_stance"):
+            return "torch.compiler.set_stance does not exist in this torch"
+    return None
+
+
+def _kinds_and_options(strategy: Strategy) -> list[tuple[str, Mapping[str, Any]]]:
+    located: list[tuple[str, Mapping[str, Any]]] = [(m.kind, {}) for m in strategy.marks]
+    if strategy.mark is None:
+        return located
+    symbols = (
+        list(strategy.mark)
+        if isinstance(strategy.mark, Mapping)
+        else list(strategy.mark_options)
+        if options_per_symbol(strategy.mark_options)
+        else ["*"]
+    )
+    return [*strategy.plan(symbols).values(), *located]
+
+
+def dim_sources(sources: list[tuple[str, int]]) -> str:
+    """Dynamo source names of dims as config wants them, e.g. "L['x']:0,L['values']:0"."""
+    return ",".join(f"{name}:{d}" for name, d in dict.fromkeys(sources))
+
+
+@contextlib.contextmanager
+def patched(dotted: str, value: Any) -> Iterator[None]:
+    module, attr = _resolve(dotted)
+    patch = getattr(module, "patch", None)
+    if callable(patch):  # a torch ConfigModule: its own patch restores exactly
+        with patch(attr, value):
+            yield
+        return
+    old = getattr(module, attr)
+    setattr(module, attr, value)
+    try:
+        yield
+    finally:
+        setattr(module, attr, old)
+
+
+@contextlib.contextmanager
+def applied(strategy: Strategy, sources: str) -> Iterator[None]:
+    """Config patches and stance for the duration of one run; always restored."""
+    import torch
+
+    with contextlib.ExitStack() as stack:
+        for dotted, value in strategy.config.items():
+            if value == BATCH_SOURCES:
+                value = sources
+            stack.enter_context(patched(dotted, value))
+        if strategy.stance:
+            stack.enter_context(torch.compiler.set_stance(strategy.stance))
+        yield
+
+
+def _is_marking(name: str) -> bool:
+    # What mark_dynamic / maybe_mark_dynamic / mark_unbacked / mark_static set on a tensor:
+    # _dynamo_dynamic_indices, _dynamo_unbacked_indices, _dynamo_hint_overrides, ...,
+    # _has_dynamo_dim_marking, _specialize_on (torch/_dynamo/decorators.py).
+    return "dynamo" in name or name == "_specialize_on"
+
+
+def _tensors_under(t: Any) -> list[Any]:
+    """The tensor and, for a traceable wrapper subclass (DTensor, ...), the inner tensors that the
+    mark functions mark too."""
+    out, stack = [], [t]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        flatten = getattr(current, "__tensor_flatten__", None)
+        if callable(flatten):
+            try:
+                attrs, _ = flatten()
+            except Exception:  # noqa: BLE001 - a subclass we cannot open: its own marks only
+                continue
+            stack.extend(getattr(current, a) for a in attrs)
+    return out
+
+
+class Marker:
+    """Marks the dims that follow the strategy's symbols, and undoes every mark afterwards.
+
+    Marks are attributes on the tensor objects, so a factory that hands out the same tensors again
+    (memoized, module-level) would carry them into the next strategy. Before a tensor's first mark
+    in a run its marking attributes are snapshot (marks the user's own factory set are kept);
+    ``restore`` puts them back, whatever the run did.
+    """
+
+    def __init__(
+        self,
+        plan: Mapping[str, tuple[str, Mapping[str, Any]]],
+        located: Sequence[LocationMark] = (),
+    ) -> None:
+        # A location mark is a plan entry of its own under a key no symbol can have ("@0").
+        plan = {**plan, **{f"@{i}": (m.kind, {}) for i, m in enumerate(located)}}
+        self._located = [
+            DimRef(f"@{i}", parse_path("marks", m.argument), (m.dim,))
+            for i, m in enumerate(located)
+        ]
+        #: symbol -> (mark function, options)
+        self._plan = {
+            symbol: (
+                getattr(importlib.import_module(MARKS[kind][0]), MARKS[kind][1]),
+                dict(options),
+            )
+            for symbol, (kind, options) in plan.items()
+        }
+        #: id -> (weak reference, marking attributes before the run's first mark)
+        self._saved: dict[int, tuple[Any, dict[str, Any]]] = {}
+        #: (argument index or path, dim) pairs marked at least once
+        self.marked: set[tuple[int | str, int]] = set()
+
+    def __call__(
+        self,
+        args: tuple,
+        kwargs: Mapping[Any, Any],
+        refs: Sequence[Any] | None = None,
+        param_names: Sequence[str | None] = (),
+    ) -> None:
+        """Mark ``refs`` (sizes.DimRef) in these inputs. ``marker(args, {index: dims})`` is the
+        batch-only form: positional arguments whose dims follow B."""
+        import torch
+
+        if refs is None:
+            refs = [DimRef(BATCH, Path(i), tuple(dims)) for i, dims in kwargs.items()]
+            kwargs = {}
+        for ref in [*refs, *self._located] if self._located else refs:
+            if ref.symbol not in self._plan:
+                continue
+            mark_fn, options = self._plan[ref.symbol]
+            for path, value in resolve(ref.path, args, kwargs, param_names):
+                if not isinstance(value, torch.Tensor):
+                    continue
+                self._snapshot(value)
+                where = path.head if isinstance(path.head, int) and not path.steps else str(path)
+                for dim in ref.dims:
+                    self.marked.add((where, dim))  # before: a mark that raises still counts
+                    mark_fn(value, dim, **options)
+
+    def _snapshot(self, t: Any) -> None:
+        for tensor in _tensors_under(t):
+            if id(tensor) in self._saved and self._saved[id(tensor)][0]() is tensor:
+                continue
+            attrs = {k: copy.copy(v) for k, v in vars(tensor).items() if _is_marking(k)}
+            self._saved[id(tensor)] = (weakref.ref(tensor), attrs)
+
+    def restore(self) -> None:
+        for ref, attrs in self._saved.values():
+            tensor = ref()
+            if tensor is None:  # gone with its marks
+                continue
+            for name in [k for k in vars(tensor) if _is_marking(k)]:
+                delattr(tensor, name)
+            for name, value in attrs.items():
+                setattr(tensor, name, copy.copy(value))
+        self._saved.clear()
+
+
+def marker(strategy: Strategy, acting: Sequence[str] = ("B",)) -> Marker | None:
+    """A ``Marker`` for the strategy's marks on the ``acting`` symbols, or None for none."""
+    plan = strategy.plan(acting)
+    return Marker(plan, strategy.marks) if plan or strategy.marks else None
+
+
+def compile_kwargs(strategy: Strategy, scenario_compile: Mapping[str, Any]) -> tuple[dict, dict]:
+    """(torch.compile kwargs, extra config patches) for this strategy.
+
+    ``recompile_limit`` is a torch.compile kwarg only in recent torch; elsewhere it becomes the
+    equivalent config so a scenario works on both.
+    """
+    import torch
+
+    kwargs = {**scenario_compile, **strategy.compile}
+    kwargs["dynamic"] = strategy.dynamic
+    config: dict[str, Any] = {}
+    if (
+        "recompile_limit" in kwargs
+        and "recompile_limit" not in inspect.signature(torch.compile).parameters
+    ):
+        limit = kwargs.pop("recompile_limit")
+        name = (
+            "recompile_limit"
+            if hasattr(torch._dynamo.config, "recompile_limit")
+            else "cache_size_limit"
+        )
+        config[f"torch._dynamo.config.{name}"] = limit
+    return kwargs, config

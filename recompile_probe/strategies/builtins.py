@@ -1,0 +1,71 @@
+"""The built-in strategies: the one place to add a preset (its advice is written by advice.py
+from its fields). No torch."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from .model import BATCH_SOURCES, Strategy
+
+BUILTINS: Mapping[str, Strategy] = MappingProxyType(
+    {
+        s.name: s
+        for s in (
+            Strategy(
+                "default",
+                "torch.compile defaults: static first, automatic dynamic after a size "
+                "change (B=1 is still specialized).",
+            ),
+            Strategy(
+                "static", "dynamic=False: every new batch size compiles again.", dynamic=False
+            ),
+            Strategy(
+                "dynamic_true",
+                "dynamic=True: symbolic sizes from the first call, but sizes 0 and 1 "
+                "are specialized.",
+                dynamic=True,
+            ),
+            Strategy(
+                "mark_dynamic",
+                "torch._dynamo.mark_dynamic on the batch dims before each call "
+                "(backed: B=1 still specializes).",
+                mark="dynamic",
+            ),
+            Strategy(
+                "maybe_mark_dynamic",
+                "torch._dynamo.maybe_mark_dynamic on the batch dims (a hint "
+                "that may be specialized away).",
+                mark="maybe_dynamic",
+            ),
+            Strategy(
+                "mark_unbacked",
+                "torch._dynamo.decorators.mark_unbacked on the batch dims before "
+                "each call, in eager code (the vLLM fix): no 0/1 specialization.",
+                mark="unbacked",
+            ),
+            Strategy(
+                "unbacked_sources",
+                "torch.compiler.config.unbacked_sources names the batch dims; no tensor is marked.",
+                config={"torch.compiler.config.unbacked_sources": BATCH_SOURCES},
+            ),
+            Strategy(
+                "backed_size_oblivious",
+                "mark_dynamic plus backed_size_oblivious: backed sizes reasoned about as if >= 2.",
+                mark="dynamic",
+                config={"torch.fx.experimental._config.backed_size_oblivious": True},
+            ),
+            Strategy(
+                "auto_unbacked",
+                "automatic dynamic marks changed dims unbacked "
+                "(automatic_dynamic_shapes_mark_as='unbacked').",
+                config={"torch._dynamo.config.automatic_dynamic_shapes_mark_as": "unbacked"},
+            ),
+            Strategy(
+                "as_is",
+                "the target exactly as decorated by its own torch.compile(...).",
+                as_is=True,
+            ),
+        )
+    }
+)

@@ -1,0 +1,58 @@
+"""Cache entries of compiled code and their guard trees."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+
+def cache_entries(code: Any) -> list[Any] | None:
+    """Cache entries of a code object, most recently used first; None if this torch hides them."""
+    eval_frame: Any = getattr(torch._dynamo, "eval_frame", None)
+    getter: Any = getattr(eval_frame, "_debug_get_cache_entry_list", None)
+    if getter is None:
+        return None
+    try:
+        return list(getter(code))
+    except Exception:  # noqa: BLE001 - a private API; its failure means "n/a", not a crash
+        return None
+
+
+def dynamo_codes() -> list[Any] | None:
+    """Every code object Dynamo was asked to compile since the last reset."""
+    convert_frame: Any = getattr(torch._dynamo, "convert_frame", None)
+    tracker: Any = getattr(convert_frame, "input_codes", None)
+    seen: Any = getattr(tracker, "seen", None)
+    if seen is None:
+        return None
+    return [c for c in (ref() for ref in list(seen)) if c is not None]
+
+
+def entry_compile_id(entry: Any) -> str | None:
+    cid: Any = getattr(entry, "compile_id", None)
+    return None if cid is None else str(cid)
+
+
+def guard_root(entry: Any) -> Any | None:
+    return getattr(getattr(entry, "guard_manager", None), "root", None)
+
+
+def walk(root: Any) -> list[tuple[str | None, Any]]:
+    """(source, leaf guard) for every leaf guard of a guard tree, depth first."""
+    out: list[tuple[str | None, Any]] = []
+    stack = [root]
+    while stack:
+        manager = stack.pop()
+        try:
+            source = manager.get_source()
+        except Exception:  # noqa: BLE001
+            source = None
+        out.extend((source, g) for g in manager.get_leaf_guards())
+        stack.extend(reversed(manager.get_child_managers()))
+    return out
+
+
+def epilogue_guards(root: Any) -> list[Any]:
+    """The root's epilogue lambda guards: where every symbolic (shape-env) guard lives."""
+    return list(root.get_epilogue_lambda_guards())

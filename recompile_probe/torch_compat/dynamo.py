@@ -1,0 +1,117 @@
+"""Dynamo's own state: resetting it, its caches, the backend it would build."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from .metrics import _dynamo_utils, clear_metrics
+
+
+def reset_dynamo() -> None:
+    """Fresh Dynamo state, including what torch._dynamo.reset() leaves behind."""
+    torch._dynamo.reset()
+    clear_metrics()
+    eval_frame: Any = getattr(torch._dynamo, "eval_frame", None)
+    if eval_frame is not None and hasattr(eval_frame, "_EXAMPLE_INPUTS"):
+        eval_frame._EXAMPLE_INPUTS = None  # eager_then_compile would skip its eager call
+    utils = _dynamo_utils()
+    if utils is not None and hasattr(utils, "counters"):
+        utils.counters.clear()
+
+
+@contextlib.contextmanager
+def isolated_caches(backend: str) -> Iterator[None]:
+    """No profile-guided dynamism from earlier runs, and fresh inductor caches."""
+    with contextlib.ExitStack() as stack:
+        config = torch._dynamo.config
+        for name, value in (
+            ("automatic_dynamic_local_pgo", False),
+            ("automatic_dynamic_remote_pgo", False),
+        ):
+            if hasattr(config, name):
+                stack.enter_context(config.patch(name, value))
+        if backend == "inductor":
+            import torch._inductor.utils as inductor_utils
+
+            fresh = getattr(inductor_utils, "fresh_cache", None) or getattr(
+                inductor_utils, "fresh_inductor_cache", None
+            )
+            if fresh is not None:
+                stack.enter_context(fresh())
+        yield
+
+
+def resolve_backend(name: str, mode: str | None, options: dict | None, dynamic: bool | None) -> Any:
+    """The backend torch.compile would build for these arguments."""
+    if name == "inductor" and hasattr(torch, "_TorchCompileInductorWrapper"):
+        # lookup_backend("inductor") would drop mode and options.
+        return torch._TorchCompileInductorWrapper(mode, options, dynamic)
+    from torch._dynamo.backends.registry import lookup_backend
+
+    return lookup_backend(name)
+
+
+# --- inside a compile -----------------------------------------------------------------------------
+
+
+def current_compile() -> tuple[str | None, Any, tuple] | None:
+    """(compile id, ShapeEnv, traced code objects) of the compile in progress, read inside a
+    backend (or anything Dynamo calls during a compile); None outside one or where this torch
+    has no such context. O(1): the ShapeEnv is kept by reference, read later."""
+    guards_mod = sys.modules.get("torch._guards")
+    if guards_mod is None:
+        return None
+    try:
+        context = guards_mod.TracingContext.try_get()
+        shape_env: Any = getattr(getattr(context, "fake_mode", None), "shape_env", None)
+        if shape_env is None:
+            return None
+        compile_id = guards_mod.CompileContext.current_compile_id()
+        traced = tuple(getattr(context, "traced_code", None) or ())
+    except Exception:  # noqa: BLE001 - a private API; unavailable means n/a
+        return None
+    return (None if compile_id is None else str(compile_id)), shape_env, traced
+
+
+@contextlib.contextmanager
+def backend_calls(on_call: Callable[[], None]) -> Iterator[bool]:
+    """Call ``on_call`` whenever Dynamo hands a graph to a backend, whatever the backend.
+
+    Wraps ``OutputGraph.call_user_compiler`` while the block runs; the original does all the
+    work, and an exception from ``on_call`` never reaches the compile. Yields False where this
+    torch has no such method."""
+    import torch._dynamo.output_graph as output_graph
+
+    owner: Any = getattr(output_graph, "OutputGraph", None)
+    original: Any = getattr(owner, "call_user_compiler", None)
+    if original is None:
+        yield False
+        return
+
+    def call_user_compiler(graph_self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            on_call()
+        except Exception:  # noqa: BLE001 - observing must never change the compile
+            pass
+        return original(graph_self, *args, **kwargs)
+
+    call_user_compiler.__wrapped__ = original  # type: ignore[attr-defined]
+    owner.call_user_compiler = call_user_compiler
+    try:
+        yield True
+    finally:
+        if owner.__dict__.get("call_user_compiler") is call_user_compiler:
+            owner.call_user_compiler = original
+
+
+def graph_break_reasons() -> list | None:
+    """Dynamo's list of graph breaks (GraphCompileReason, with user stacks), cleared by reset;
+    None where this torch keeps none."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    reasons: Any = getattr(utils, "graph_break_reasons", None)
+    return reasons if isinstance(reasons, list) else None

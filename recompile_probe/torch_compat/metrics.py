@@ -1,0 +1,160 @@
+"""Dynamo's compilation metrics: one record per frame compile, read as Dynamo logs it."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+METRICS_LOGGER = "torch._utils_internal"
+
+
+def _dynamo_utils() -> Any:
+    return getattr(torch._dynamo, "utils", None)
+
+
+# --- compilation metrics --------------------------------------------------------------------------
+
+
+def metrics_available() -> bool:
+    utils = _dynamo_utils()
+    return utils is not None and hasattr(utils, "get_compilation_metrics")
+
+
+def get_metrics() -> list[Any]:
+    utils = _dynamo_utils()
+    return list(utils.get_compilation_metrics()) if metrics_available() else []
+
+
+def clear_metrics() -> None:
+    utils = _dynamo_utils()
+    if utils is not None and hasattr(utils, "clear_compilation_metrics"):
+        utils.clear_compilation_metrics()
+
+
+def metric(record: Any, name: str) -> Any:
+    return getattr(record, name, None)
+
+
+#: The record fields events are built from (events.EventBuilder.build reads these keys).
+EVENT_FIELDS = (
+    "compile_id",
+    "co_name",
+    "co_filename",
+    "co_firstlineno",
+    "cache_size",
+    "fail_type",
+    "fail_reason",
+    "recompile_reason",
+    "guard_count",
+    "shape_env_guard_count",
+    "graph_op_count",
+    "dynamo_cumulative_compile_time_us",
+    "guard_latency_us",
+)
+
+
+def metrics_fields(record: Any) -> dict[str, Any]:
+    """A metrics record as the mapping the event builder reads (missing fields: None)."""
+    return {name: metric(record, name) for name in EVENT_FIELDS}
+
+
+def metrics_key(record: Any) -> tuple:
+    """Identifies one record whichever way it reached us (log handler or deque)."""
+    cid = metric(record, "compile_id")
+    return (
+        None if cid is None else str(cid),
+        metric(record, "start_time_us"),
+        metric(record, "co_name"),
+        metric(record, "fail_type"),
+    )
+
+
+@contextlib.contextmanager
+def keep_all_metrics(limit: int = 1 << 20) -> Iterator[None]:
+    """Let the metrics deque (maxlen 64 by default) hold every record while the block runs.
+
+    Only for readers that have no log stream and must poll the deque: a full deque would drop
+    records between two polls. The original limit is put back (keeping the newest records).
+    """
+    utils = _dynamo_utils()
+    setter: Any = getattr(utils, "set_compilation_metrics_limit", None)
+    current: Any = getattr(utils, "_compilation_metrics", None)
+    old: Any = getattr(current, "maxlen", None)
+    if setter is None or old is None or old >= limit:
+        yield
+        return
+    setter(limit)
+    try:
+        yield
+    finally:
+        setter(old)
+
+
+def metrics_capacity() -> int | None:
+    """How many records the deque keeps (None: unbounded or unknown)."""
+    return getattr(getattr(_dynamo_utils(), "_compilation_metrics", None), "maxlen", None)
+
+
+def is_frame_compile(record: Any) -> bool:
+    """A Dynamo frame compilation, not a backward or runtime (autotune) record."""
+    return metric(record, "is_runtime") is not True and metric(record, "is_forward") is not False
+
+
+@contextlib.contextmanager
+def metrics_stream(on_record: Callable[[Any], None]) -> Iterator[bool]:
+    """Call ``on_record`` with every CompilationMetrics as Dynamo logs it.
+
+    Yields False when this torch has no such log (the caller then reads the metrics deque).
+    The user's view of the logger is kept: it propagates exactly as before, and INFO records reach
+    their handlers only if their level already let INFO through.
+    """
+    internal: Any = getattr(torch, "_utils_internal", None)
+    config: Any = getattr(torch._dynamo, "config", None)
+    if (
+        internal is None
+        or not hasattr(internal, "log_compilation_event")
+        or not hasattr(config, "log_compilation_metrics")
+    ):
+        yield False
+        return
+    logger = logging.getLogger(METRICS_LOGGER)
+    user_saw_info = logger.isEnabledFor(logging.INFO)
+    old_level, old_propagate = logger.level, logger.propagate
+
+    class _Handler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.args and isinstance(record.args, tuple):
+                payload = record.args[0]
+                if hasattr(payload, "compile_id"):
+                    on_record(payload)
+
+    handler = _Handler(logging.INFO)
+    logger.addHandler(handler)
+    if not user_saw_info:
+        logger.setLevel(logging.INFO)
+        logger.propagate = False  # INFO records the user never saw stay unseen
+    try:
+        with config.patch(log_compilation_metrics=True):
+            yield True
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+        logger.propagate = old_propagate
+
+
+def unique_graphs() -> int | None:
+    """Dynamo's own count of graphs handed to a backend (for runs without our counting backend)."""
+    utils = _dynamo_utils()
+    counters: Any = getattr(utils, "counters", None)
+    return None if counters is None else int(counters["stats"]["unique_graphs"])
+
+
+def graph_break_count() -> int | None:
+    """Graph breaks Dynamo has counted in this process (all reasons)."""
+    utils = _dynamo_utils()
+    counters: Any = getattr(utils, "counters", None)
+    return None if counters is None else int(sum(counters["graph_break"].values()))

@@ -1,0 +1,163 @@
+"""Verdicts over records (no torch)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from helpers import sample_report, sample_run, timed_run
+from recompile_probe.analysis.sequence import (
+    at_call,
+    moved,
+    points_of,
+    run_points,
+    sequence_label,
+    transitions,
+)
+from recompile_probe.analysis.verdicts import NOISE_RATIO, best, too_noisy, verdict
+from recompile_probe.records.run import Call, CompileEvent, Run, RunError, figureless_run
+
+
+def test_best_is_fewest_compiles_then_guards_then_cost():
+    runs = [
+        sample_run("a", 2, 5, 1.0),
+        sample_run("b", 1, 9, 50.0),
+        sample_run("c", 1, 8, 60.0),
+        sample_run("d", 1, 8, 40.0),
+    ]
+    assert best(runs).strategy == "d"
+
+
+def test_errors_and_wrong_outputs_never_win():
+    runs = [
+        sample_run("a", 2, 5, 1.0),
+        sample_run("b", 1, 5, 1.0, status="error"),
+        sample_run("c", 1, 5, 1.0, match=False),
+    ]
+    assert best(runs).strategy == "a"
+    line = verdict("rl", runs)
+    assert "a wins with 2 compiles" in line and "error: b" in line
+    assert "outputs differ from eager: c" in line
+
+
+def test_transitions_place_each_recompile():
+    report = sample_report()
+    (t,) = transitions(report.runs[0])
+    assert (t.call_index, t.batch_before, t.batch_after, t.compile_id) == (1, 1, 2, "0/1")
+
+
+def test_no_winner():
+    assert "no strategy finished" in verdict("rl", [sample_run("a", 1, 1, 1.0, status="error")])
+
+
+def test_noise_rule():
+    assert too_noisy(80.0, 80.0 * NOISE_RATIO) is False
+    assert too_noisy(80.0, 80.0 * NOISE_RATIO + 0.1) is True
+    assert too_noisy(None, 80.0) is None and too_noisy(80.0, None) is None
+
+
+def test_a_noisy_figure_never_decides_the_winner():
+    # b's median reads low, but its samples spread too wide to rank: the tie goes by order
+    runs = [
+        timed_run("a", 1, 9, 80.0, 82.0, 90.0),
+        timed_run("b", 1, 9, 20.0, 60.0, 256000.0),
+        timed_run("c", 2, 9, 10.0, 10.0, 11.0),
+    ]
+    assert best(runs).strategy == "a"
+    line = verdict("rl", runs)
+    assert "µs/call too noisy to rank (b: median > 1.3x min)" in line
+    assert "a wins the tie by scenario order" in line
+    # the noisy run winning the tie by order is labelled, not ranked
+    first = [runs[1], runs[0]]
+    assert best(first).strategy == "b"
+    assert "60.0 µs/call, too noisy to rank" in verdict("rl", first)
+    # quiet figures still rank
+    quiet = [timed_run("a", 1, 9, 80.0, 82.0, 90.0), timed_run("b", 1, 9, 50.0, 55.0, 60.0)]
+    assert best(quiet).strategy == "b"
+    assert "too noisy" not in verdict("rl", quiet)
+
+
+def test_noise_outside_the_tie_does_not_matter():
+    runs = [timed_run("a", 1, 9, 80.0, 82.0, 90.0), timed_run("b", 2, 9, 10.0, 60.0, 90.0)]
+    assert best(runs).strategy == "a"
+    assert "too noisy" not in verdict("rl", runs)
+
+
+def _points_run(points, events_at, strategy="default", steps=1):
+    """A run over named points; ``steps`` calls per point (a driver); a recompile at each
+    call index in ``events_at``."""
+    calls = tuple(
+        Call(
+            k * steps + j,
+            p.get("B", 0),
+            "recompile" if k * steps + j in events_at else "hit",
+            1.0,
+            True,
+            sizes=p,
+            point_index=k,
+            step=j,
+        )
+        for k, p in enumerate(points)
+        for j in range(steps)
+    )
+    events = tuple(
+        CompileEvent(f"0/{n + 1}", "f", i, "r", 9, 0, 1, 1.0, False, recompile=True)
+        for n, i in enumerate(events_at)
+    )
+    return Run(
+        "t",
+        "rl",
+        tuple(p.get("B", 0) for p in points),
+        strategy,
+        "eager",
+        "ok",
+        None,
+        1 + len(events),
+        1 + len(events),
+        len(events),
+        1,
+        9,
+        0,
+        9,
+        1.0,
+        True,
+        calls,
+        events,
+        steady_state_us=1.0,
+        points=tuple(points),
+    )
+
+
+def test_verdict_and_changes_name_what_moved():
+    two = [{"B": 1, "S": 7}, {"B": 1, "S": 33}, {"B": 2, "S": 7}]
+    run = _points_run(two, [1, 2])
+    labels = [moved(run, t) for t in transitions(run)]
+    assert labels == ["S 7 → 33", "B 1 → 2, S 33 → 7"]
+    line = verdict("prefill", [run, replace(_points_run(two, []), strategy="fixed")])
+    assert line.startswith("prefill (B 1, S 7) → (B 1, S 33) → (B 2, S 7): fixed wins")
+    assert "recompile: default (first at call 1, S 7 → 33)." in line
+    # batch-only, old or new, reads as it always did
+    batch = _points_run([{"B": 1}, {"B": 2}], [1])
+    assert moved(batch, transitions(batch)[0]) == "B 1 → 2"
+    assert verdict("rl", [batch]).startswith("rl [1, 2]: ")
+    assert "(first at call 1, B 1 → 2)" in verdict("rl", [batch])
+    old = sample_report().runs[0]
+    assert moved(old, transitions(old)[0]) == "B 1 → 2"
+    assert at_call(old, 1) == "B 2"
+    assert sequence_label(run_points(old)) == "B = 1 → 2"
+
+
+def test_a_driver_recompile_inside_a_point_names_its_step():
+    run = _points_run([{"B": 1, "S": 7}, {"B": 2, "S": 7}], [1, 3, 4], steps=3)
+    labels = [moved(run, t) for t in transitions(run)]
+    assert labels == ["step 1 at B 1, S 7", "B 1 → 2", "step 1 at B 2, S 7"]
+    assert at_call(run, 5) == "B 2, S 7, step 2"
+    assert "(first at call 1, step 1 at B 1, S 7)" in verdict("gen", [run])
+
+
+def test_points_come_from_a_run_that_recorded_them():
+    run = _points_run([{"B": 1, "S": 7}, {"B": 1, "S": 33}], [1])
+    lost = figureless_run(
+        "t", "rl", (1, 1), "lost", "eager", "error", RunError("WorkerCrashed", "x", None)
+    )
+    assert points_of([lost, run]) == run_points(run)
+    assert verdict("rl", [lost, run]).startswith("rl (B 1, S 7) → (B 1, S 33): ")

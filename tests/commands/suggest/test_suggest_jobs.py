@@ -1,0 +1,41 @@
+"""suggest --jobs: candidates measured on the worker pool give the figures of a serial search."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from recompile_probe.commands.suggest.run import suggest
+from recompile_probe.execution.session import open_pool
+from recompile_probe.scenario.load import load
+
+
+def _figures(result):
+    return {
+        c.name: (
+            c.status,
+            c.compiles,
+            c.recompiles,
+            c.graphs,
+            c.guard_count,
+            c.shape_env_guard_count,
+            c.outputs_match,
+            c.reasons,
+        )
+        for c in result.candidates
+    }
+
+
+@pytest.mark.slow
+def test_pool_and_serial_measure_the_same_candidates():
+    # untimed: the ranking then rests on counts alone, which both modes must measure alike (a
+    # tie broken by µs/call would compare two noisy timings)
+    loaded = dataclasses.replace(load(None), repeats=0)
+    serial = suggest(loaded, sequence="rl")
+    with open_pool(2) as pool:
+        parallel = suggest(loaded, sequence="rl", pool=pool)
+    assert _figures(parallel) == _figures(serial)
+    assert parallel.recommendation.marks == serial.recommendation.marks
+    assert [n.why for n in parallel.necessity] == [n.why for n in serial.necessity]
+    assert parallel.optimal and parallel.evaluations == serial.evaluations == 9 + 4

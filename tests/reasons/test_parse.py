@@ -1,0 +1,266 @@
+"""Every reason kind from a real torch recompile (not only from strings), and the fallback."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from recompile_probe.reasons.kinds import KINDS
+from recompile_probe.reasons.parse import classify, parse_line, refine
+from recompile_probe.reasons.text import failure_lines
+from recompile_probe.recording.recorder import Recorder
+
+
+def _kinds(fn, calls, **compile_kwargs):
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="eager", **compile_kwargs)
+    with Recorder() as rec:
+        for make in calls:
+            args, ctx = make()
+            with ctx:
+                try:
+                    compiled(*args)
+                except Exception:  # noqa: BLE001
+                    pass
+    torch._dynamo.reset()
+    return [(e.reason_kind, e.reason_detail) for e in rec.events if e.recompile]
+
+
+def plain(*args):
+    import contextlib
+
+    return lambda: (args, contextlib.nullcontext())
+
+
+def double(x):
+    return x * 2
+
+
+def scale(x, s):
+    return x * s
+
+
+def pair(x, v):
+    return (x >= v).sum(-1)
+
+
+def branch(x):
+    if x.shape[0] > 4:
+        return x + 1
+    return x - 1
+
+
+def call(x, m):
+    return m(x)
+
+
+CASES = [
+    (
+        "zero_one_specialization",
+        double,
+        [plain(torch.randn(1, 4)), plain(torch.randn(2, 4))],
+        {},
+        {"source": "L['x']", "what": "size", "dim": 0, "expected": "1", "actual": "2"},
+    ),
+    (
+        "zero_one_specialization",
+        double,
+        [plain(torch.randn(3, 4)), plain(torch.randn(4, 4)), plain(torch.randn(1, 4))],
+        {},
+        {"what": "shape-env expression", "source": "L['x']", "dim": 0},
+    ),
+    (
+        "static_size_change",
+        double,
+        [plain(torch.randn(2, 4)), plain(torch.randn(3, 4))],
+        {"dynamic": False},
+        {"what": "size", "expected": "2", "actual": "3"},
+    ),
+    (
+        "dtype_change",
+        double,
+        [plain(torch.randn(2)), plain(torch.randn(2, dtype=torch.float64))],
+        {},
+        {"what": "dtype", "expected": "Float", "actual": "Double"},
+    ),
+    (
+        "requires_grad_change",
+        double,
+        [plain(torch.randn(2)), plain(torch.randn(2, requires_grad=True))],
+        {},
+        {"what": "requires_grad", "expected": "False", "actual": "True"},
+    ),
+    (
+        "stride_change",
+        double,
+        [plain(torch.randn(4, 6)), plain(torch.randn(6, 4).t())],
+        {},
+        {"what": "stride", "dim": 0},
+    ),
+    (
+        "python_scalar_change",
+        scale,
+        [plain(torch.randn(2), 0.5), plain(torch.randn(2), 0.7)],
+        {},
+        {"what": "value", "source": "L['s']", "expected": "0.5"},
+    ),
+    (
+        "global_or_config_change",
+        double,
+        [plain(torch.randn(2)), lambda: ((torch.randn(2),), torch.no_grad())],
+        {},
+        {"what": "global state", "source": "grad_mode"},
+    ),
+    (
+        "shape_env_guard",
+        branch,
+        [plain(torch.randn(8, 2)), plain(torch.randn(3, 2))],
+        {"dynamic": True},
+        {"what": "shape-env expression", "source": "L['x']", "dim": 0},
+    ),
+    # v's and x's first dims were both 3 when the dynamic graph compiled: duck sizing equated them
+    (
+        "duck_sizing",
+        pair,
+        [
+            plain(torch.randn(2, 8), torch.randn(2, 1)),
+            plain(torch.randn(3, 8), torch.randn(3, 1)),
+            plain(torch.randn(4, 8), torch.randn(1, 1)),
+        ],
+        {"dynamic": True},
+        {
+            "what": "shape-env expression",
+            "source": "L['v']",
+            "dim": 0,
+            "text": "v.size()[0] == x.size()[0]",
+        },
+    ),
+    (
+        "type_or_id_change",
+        double,
+        [plain(torch.randn(2)), plain(3.0)],
+        {},
+        {"what": "type", "source": "L['x']"},
+    ),
+    (
+        "type_or_id_change",
+        call,
+        [plain(torch.randn(2), torch.nn.ReLU()), plain(torch.randn(2), torch.nn.Tanh())],
+        {},
+        {"what": "type", "source": "L['m']"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "kind, fn, calls, kwargs, detail", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)]
+)
+def test_each_kind_from_a_real_recompile(kind, fn, calls, kwargs, detail):
+    found = _kinds(fn, calls, **kwargs)
+    assert found, "expected a recompile"
+    got_kind, got_detail = found[-1]
+    assert got_kind == kind, got_detail
+    for key, value in detail.items():
+        assert got_detail[key] == value, (key, got_detail)
+
+
+def test_backend_change_from_a_real_recompile():
+    torch._dynamo.reset()
+    with Recorder() as rec:
+        torch.compile(double, backend="eager")(torch.randn(2))
+        torch.compile(double, backend="aot_eager")(torch.randn(2))
+    dynamo_says = torch._dynamo.utils.get_compilation_metrics()[-1].recompile_reason
+    torch._dynamo.reset()
+    (event,) = [e for e in rec.events if e.recompile]
+    if dynamo_says.strip() == "0/0:":  # torch 2.9 names no guard for it: neither does the tool
+        assert event.reason == "0/0:" and event.reason_kind == "other"
+        return
+    assert event.reason_kind == "backend_change" and event.reason_detail["what"] == "backend"
+    assert event.reason_detail["text"].startswith("BACKEND_MATCH")
+
+
+def test_every_kind_is_documented():
+    assert {"duck_sizing", "user_specialization", "type_or_id_change", "backend_change"} <= set(
+        KINDS
+    )
+    assert len(set(KINDS)) == len(KINDS) == 14
+
+
+def test_refine_only_turns_specialized_origins_into_user_specialization():
+    detail = parse_line("0/0: n == 3  # for _ in range(n):  # f.py:3 in f")
+    assert detail.kind == "python_scalar_change"
+    assert refine(detail, "specialized").kind == "user_specialization"
+    assert refine(detail, "first_use").kind == "python_scalar_change"
+    assert refine(detail, None) is detail
+    dtype = parse_line("0/0: tensor 'x' dtype mismatch. expected Float, actual Double")
+    assert refine(dtype, "specialized") is dtype
+
+
+def test_recompile_limit_hit_from_a_real_run():
+    with torch._dynamo.config.patch(recompile_limit=1):
+        found = _kinds(double, [plain(torch.randn(n, 2)) for n in (2, 3)], dynamic=False)
+    assert found[-1][0] == "recompile_limit_hit"
+
+
+def test_unknown_text_falls_back_to_other_with_the_raw_text():
+    detail = classify("0/0: something Dynamo will say in 2027 (x, y)")
+    assert detail.kind == "other" and detail.what == "unknown"
+    assert detail.text == "something Dynamo will say in 2027 (x, y)"
+    free = classify("not even the usual format")
+    assert free.kind == "other" and free.text == "not even the usual format"
+    assert classify(None) is None and classify("") is None
+
+
+def test_stack_trace_lines_are_not_reasons():
+    text = (
+        '0/0: s == 0.5  # comment\nUser stack trace:\n  File "x.py", line 1, in f\n'
+        "0/1: tensor 'x' size mismatch at index 0. expected 1, actual 2"
+    )
+    assert failure_lines(text) == [
+        "0/0: s == 0.5  # comment",
+        "0/1: tensor 'x' size mismatch at index 0. expected 1, actual 2",
+    ]
+
+
+def test_kinds_reach_the_json_and_the_run_table():
+    from recompile_probe.execution.session import run_scenario
+    from recompile_probe.records.report import to_dict
+    from recompile_probe.render.formats import render
+    from recompile_probe.scenario.load import load, with_overrides
+
+    report = run_scenario(with_overrides(load(None), strategies=["default"], sequence=[1, 2, 8]))
+    event = to_dict(report)["runs"][0]["compile_events"][1]
+    assert event["reason_kind"] == "zero_one_specialization"
+    assert event["reason_detail"]["source"] == "L['x']"
+    assert "zero_one_specialization" in render(report, "table")
+
+
+class KwargsModel(torch.nn.Module):
+    """A Hugging Face-style forward: every tensor arrives as a keyword argument."""
+
+    def forward(self, **kwargs):
+        return kwargs["input_ids"].float().sum(-1) + kwargs["attention_mask"].sum(-1)
+
+
+@pytest.mark.parametrize(
+    "sizes, kind", [((1, 2), "zero_one_specialization"), ((2, 3, 4), "static_size_change")]
+)
+def test_sources_with_quotes_inside_are_classified(sizes, kind):
+    model = KwargsModel()
+
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="eager", dynamic=False)
+    with Recorder() as rec:
+        for b in sizes:
+            ids = torch.ones(b, 5, dtype=torch.long)
+            compiled(input_ids=ids, attention_mask=torch.ones_like(ids))
+    torch._dynamo.reset()
+    last = [e for e in rec.events if e.recompile][-1]
+    assert "kwargs['input_ids']" in last.reason  # Dynamo's own text, quotes inside the name
+    assert last.reason_kind == kind
+    detail = last.reason_detail
+    assert (detail["source"], detail["dim"], detail["actual"]) == (
+        "L['kwargs']['input_ids']",
+        0,
+        str(sizes[-1]),
+    )
