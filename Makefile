@@ -36,6 +36,7 @@ bench: install
 	$(BIN)/python benchmarks/cli_overhead.py
 	$(BIN)/python benchmarks/watch_overhead.py
 	$(BIN)/python benchmarks/watch_startup.py
+	$(BIN)/python benchmarks/help_startup.py
 
 # The JSON Schemas shipped in recompile_probe/schemas/, regenerated from the validator's tables
 # and the report dataclasses (tests/test_schema.py fails while they differ).

@@ -134,12 +134,13 @@ def _same(reference: dict[str, dict], other: dict[str, dict], row: str) -> bool:
 def matrix() -> list:
     from recompile_probe.execution.executor import scenario_jobs
     from recompile_probe.scenario import load as scenario_mod
+    from recompile_probe.scenario.overrides import with_overrides
 
     return [
         j
         for c in CONFIGS
         for j in scenario_jobs(
-            scenario_mod.with_overrides(scenario_mod.load(ROOT / "configs" / c), backend="eager")
+            with_overrides(scenario_mod.load(ROOT / "configs" / c), backend="eager")
         )
     ]
 

@@ -68,7 +68,8 @@ def explain(
         from ..render import json as json_mod
         from ..render import markdown as markdown_mod
         from ..render.terminal import explain as terminal
-        from ..scenario.load import load, with_overrides
+        from ..scenario.load import load
+        from ..scenario.overrides import with_overrides
 
         workers = parse_jobs(jobs)
         if timeout is not None and (workers == 1 or timeout <= 0):

@@ -83,7 +83,8 @@ def run(
 ) -> None:
     with errors_to_exit(debug):
         from ..execution.session import ISOLATION_MODES, parse_jobs, run_scenario
-        from ..scenario.load import load, with_overrides
+        from ..scenario.load import load
+        from ..scenario.overrides import with_overrides
 
         check_format(fmt)
         if isolate not in ISOLATION_MODES:

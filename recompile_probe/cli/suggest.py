@@ -74,7 +74,8 @@ def suggest(
         from ..records.suggestion import to_json
         from ..render import markdown as markdown_mod
         from ..render.terminal import suggest as terminal
-        from ..scenario.load import load, with_overrides
+        from ..scenario.load import load
+        from ..scenario.overrides import with_overrides
 
         if fmt not in FORMATS:
             raise UsageError(f"--format: expected {', '.join(FORMATS)}, got {fmt!r}")

@@ -20,6 +20,7 @@ from ..scenario import load as scenario_load
 from ..scenario.budgets import Budget
 from ..scenario.keys import ANY
 from ..scenario.model import Scenario
+from ..scenario.overrides import with_overrides
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 
@@ -43,7 +44,7 @@ def load_all(
 ) -> list[Scenario]:
     scenarios = []
     for path in expand(paths):
-        s = scenario_load.with_overrides(scenario_load.load(path), strategies=strategies)
+        s = with_overrides(scenario_load.load(path), strategies=strategies)
         if max_recompiles is not None:
             flag = Budget(
                 ANY, ANY, "max_recompiles", max_recompiles, "--max-recompiles", from_flag=True

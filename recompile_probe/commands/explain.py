@@ -9,8 +9,8 @@ from typing import Any
 from ..analysis.explain import Explanation, explain
 from ..errors import UsageError, did_you_mean
 from ..records.report import Report
-from ..scenario.load import with_overrides
 from ..scenario.model import Scenario
+from ..scenario.overrides import with_overrides
 from ..strategies.advice import Arguments
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from .context import Context
 from .inputs import parse_inputs, spec_refs
 from .keys import BACKEND_KEYS, BACKENDS, COMPILE_KEYS, TOLERANCE_KEYS, TOP_KEYS
 from .model import Scenario, default_path
+from .overrides import choose_strategies
 from .strategies import parse_custom
 from .yaml_lines import parse as parse_yaml
 
@@ -354,92 +354,3 @@ class _Validator(Context):
                 "e.g. dims: {B: {0: [0], 1: [0]}, S: {0: [1]}} or batch_dims: {0: [0], 1: [0]}",
             )
         return {key: where, "symbols": symbols, "dims": refs}
-
-
-def choose_strategies(
-    names: list[str], known: list[str], unknown: Callable[[int, str], Exception]
-) -> tuple[str, ...]:
-    """Names in order, duplicates dropped, "all" expanded; ``unknown`` makes the error to raise."""
-    chosen: list[str] = []
-    for i, name in enumerate(names):
-        if name == "all":
-            chosen.extend(n for n in known if n not in chosen)
-        elif name not in known:
-            raise unknown(i, name)
-        elif name not in chosen:
-            chosen.append(name)
-    return tuple(chosen)
-
-
-def with_overrides(
-    scenario: Scenario,
-    *,
-    strategies: list[str] | None = None,
-    sequence: list[int] | str | None = None,
-    backend: str | None = None,
-) -> Scenario:
-    """Apply command-line overrides, validated like the file itself."""
-    changes: dict[str, Any] = {}
-    if strategies is not None:
-        known = scenario.known_strategies()
-
-        def unknown(i: int, name: str) -> ScenarioError:
-            return ScenarioError(
-                f"unknown strategy {name!r}",
-                key="--strategies",
-                path=scenario.path,
-                remedy=did_you_mean(name, known) or f"Strategies: {', '.join(known)}.",
-            )
-
-        chosen = choose_strategies(strategies, known, unknown)
-        if not chosen:
-            raise ScenarioError("no strategy given", key="--strategies", path=scenario.path)
-        changes["strategies"] = chosen
-    if sequence is not None:
-        changes["points"] = {"cli": _cli_points(scenario, sequence)}
-    if backend is not None:
-        if backend not in BACKENDS:
-            raise ScenarioError(
-                f"unknown backend {backend!r}",
-                key="--backend",
-                path=scenario.path,
-                remedy=did_you_mean(backend, BACKENDS) or f"Backends: {', '.join(BACKENDS)}.",
-            )
-        changes["backend"] = backend
-        if backend != "inductor":
-            changes.update(backend_mode=None, backend_options=None)
-    return replace(scenario, **changes) if changes else scenario
-
-
-def _cli_points(scenario: Scenario, sequence: list[int] | str) -> tuple[Point, ...]:
-    """--sequence 1,2,8 (batch sizes) or --sequence "B=1,S=7; B=2,S=33" (points)."""
-    value: Any = sequence
-    if isinstance(sequence, list) and (
-        not sequence or any(isinstance(b, int) and b < 0 for b in sequence)
-    ):
-        raise ScenarioError(
-            "expected a comma-separated list of non-negative batch sizes",
-            key="--sequence",
-            path=scenario.path,
-        )
-    if isinstance(sequence, str):
-        try:
-            value = [
-                {k.strip(): int(v) for k, v in (kv.split("=", 1) for kv in part.split(","))}
-                for part in sequence.split(";")
-                if part.strip()
-            ]
-        except ValueError:
-            raise ScenarioError(
-                f"cannot read the points in {sequence!r}",
-                key="--sequence",
-                path=scenario.path,
-                remedy='Write SYMBOL=size pairs, points separated by ";", '
-                'e.g. --sequence "B=1,S=7; B=2,S=33".',
-            ) from None
-    try:
-        return sizes_points.parse_sequence("--sequence", value, scenario.symbols)
-    except sizes_points.SizeError as exc:
-        raise ScenarioError(
-            exc.message, key="--sequence", path=scenario.path, remedy=exc.remedy
-        ) from None

@@ -16,7 +16,8 @@ from recompile_probe.analysis.explain import explain, to_dict
 from recompile_probe.analysis.notes import noise_note, slow_winner
 from recompile_probe.cli import app
 from recompile_probe.execution.session import run_scenario
-from recompile_probe.scenario.load import load, with_overrides
+from recompile_probe.scenario.load import load
+from recompile_probe.scenario.overrides import with_overrides
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from recompile_probe.records.report import (
     to_dict,
 )
 from recompile_probe.records.run import RunError, figureless_run
-from recompile_probe.scenario.load import with_overrides
+from recompile_probe.scenario.overrides import with_overrides
 
 CLI = [sys.executable, "-m", "recompile_probe"]
 

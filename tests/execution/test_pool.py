@@ -20,7 +20,8 @@ from recompile_probe.execution.executor import Job, scenario_jobs
 from recompile_probe.execution.session import open_pool, parse_jobs, run_jobs, run_scenario
 from recompile_probe.records.comparable import TIMING_FIELDS, comparable, without_timings
 from recompile_probe.records.report import to_json
-from recompile_probe.scenario.load import load, with_overrides
+from recompile_probe.scenario.load import load
+from recompile_probe.scenario.overrides import with_overrides
 from recompile_probe.strategies.model import Strategy
 
 pytestmark = pytest.mark.slow

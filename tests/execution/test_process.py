@@ -18,7 +18,8 @@ import pytest
 from helpers import hand_count
 from recompile_probe.errors import EagerFailure
 from recompile_probe.execution.session import run_scenario
-from recompile_probe.scenario.load import load, with_overrides
+from recompile_probe.scenario.load import load
+from recompile_probe.scenario.overrides import with_overrides
 
 pytestmark = pytest.mark.slow
 

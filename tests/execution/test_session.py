@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from recompile_probe.execution.session import run_scenario
-from recompile_probe.scenario.load import load, loads, with_overrides
+from recompile_probe.scenario.load import load, loads
+from recompile_probe.scenario.overrides import with_overrides
 
 
 def test_runs_come_back_sequence_major_in_scenario_order():

@@ -13,8 +13,9 @@ from torch._dynamo.utils import get_compilation_metrics
 
 from helpers import hand_count
 from recompile_probe.execution.session import run_scenario
-from recompile_probe.scenario.load import load, with_overrides
+from recompile_probe.scenario.load import load
 from recompile_probe.scenario.model import default_path
+from recompile_probe.scenario.overrides import with_overrides
 from recompile_probe.targets import loader
 
 pytestmark = pytest.mark.inductor

@@ -8,7 +8,8 @@ import torch
 from helpers import hand_count
 from recompile_probe.execution.session import run_scenario
 from recompile_probe.records.report import to_dict
-from recompile_probe.scenario.load import load, loads, with_overrides
+from recompile_probe.scenario.load import load, loads
+from recompile_probe.scenario.overrides import with_overrides
 from recompile_probe.targets import loader
 
 

@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 from helpers import CONFIGS, FIXTURES
 from recompile_probe.cli import app
 from recompile_probe.execution.session import run_scenario
-from recompile_probe.scenario.load import load, with_overrides
+from recompile_probe.scenario.load import load
+from recompile_probe.scenario.overrides import with_overrides
 
 TARGETS = FIXTURES / "symbol_targets.py"
 HAND = FIXTURES / "hand_count_symbols.py"

@@ -226,7 +226,8 @@ def test_kinds_reach_the_json_and_the_run_table():
     from recompile_probe.execution.session import run_scenario
     from recompile_probe.records.report import to_dict
     from recompile_probe.render.formats import render
-    from recompile_probe.scenario.load import load, with_overrides
+    from recompile_probe.scenario.load import load
+    from recompile_probe.scenario.overrides import with_overrides
 
     report = run_scenario(with_overrides(load(None), strategies=["default"], sequence=[1, 2, 8]))
     event = to_dict(report)["runs"][0]["compile_events"][1]

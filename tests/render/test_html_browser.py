@@ -260,7 +260,8 @@ def chromium(tmp_path_factory):
 def default_report() -> Report:
     """The default scenario (configs/logprobs.yaml, eager), a few strategies, run for real."""
     from recompile_probe.execution.session import run_scenario
-    from recompile_probe.scenario.load import load, with_overrides
+    from recompile_probe.scenario.load import load
+    from recompile_probe.scenario.overrides import with_overrides
 
     loaded = with_overrides(load(None), strategies=["default", "static", "mark_unbacked"])
     return run_scenario(loaded)

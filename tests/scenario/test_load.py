@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 from helpers import GOOD_USER, MALFORMED
 from recompile_probe.cli import app
 from recompile_probe.errors import ScenarioError
-from recompile_probe.scenario.load import load, loads, with_overrides
+from recompile_probe.scenario.load import load, loads
+from recompile_probe.scenario.overrides import with_overrides
 from recompile_probe.strategies.builtins import BUILTINS
 
 # (yaml, line expected in the message or None, substrings expected in the message)

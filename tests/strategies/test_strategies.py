@@ -14,7 +14,8 @@ from torch._dynamo.utils import clear_compilation_metrics, get_compilation_metri
 
 from helpers import hand_count
 from recompile_probe.execution.session import run_scenario
-from recompile_probe.scenario.load import load, with_overrides
+from recompile_probe.scenario.load import load
+from recompile_probe.scenario.overrides import with_overrides
 from recompile_probe.strategies.apply import marker
 from recompile_probe.strategies.builtins import BUILTINS
 from recompile_probe.strategies.model import MARKS, LocationMark

@@ -17,7 +17,8 @@ import torch
 
 from recompile_probe.execution.session import run_scenario
 from recompile_probe.render.formats import render
-from recompile_probe.scenario.load import load, with_overrides
+from recompile_probe.scenario.load import load
+from recompile_probe.scenario.overrides import with_overrides
 
 
 def _run(**overrides):
