@@ -6,8 +6,7 @@ Three ways to use it:
 - ``prefill_decode.yaml``: the block alone, one call per point (``make_inputs``): B requests,
   S new tokens per request, P tokens already in the cache.
 - ``prefill_decode_generate.yaml``: the block driven by a tiny generate loop (``generate``): per
-  point, one prefill call with the prompt, then decode calls with one token each and a growing
-  cache.
+  point, one prefill call with the prompt, then decode calls of one token each, a growing cache.
 - as a program, with the same strategies applied by hand, e.g. to compare with ``watch``::
 
       recompile-probe watch -- python configs/prefill_decode.py --strategy mark_unbacked
