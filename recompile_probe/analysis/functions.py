@@ -11,6 +11,7 @@ from typing import Any
 from ..reasons import causes as causes_mod
 from ..reasons.parse import classify
 from ..reasons.text import failure_lines, strip_comment
+from ..records.compile_ids import compile_key
 from ..records.run import CompileEvent
 from ..records.watch import CauseCount, FunctionSummary, ReasonCount
 
@@ -25,9 +26,10 @@ def by_function(
 ) -> list[FunctionSummary]:
     """Per compiled code object (name, file, line), in first-compiled order.
 
-    ``extras``: per compile id, what the recorder saw beside the event (``compiled_as``,
-    ``call_site``): a code object that is a library's closure (a decorator's wrapper) is then
-    named after what the user compiled, its own name kept in ``code_name``. ``code_qualnames``:
+    ``extras``: per compile (keyed by records.compile_ids.compile_key), what the recorder saw
+    beside the event (``compiled_as``, ``call_site``): a code object that is a library's closure
+    (a decorator's wrapper) is then named after what the user compiled, its own name kept in
+    ``code_name``. ``code_qualnames``:
     co_qualname per code object, to tell such a closure where ``qualnames`` is not given."""
     groups: dict[tuple, list[CompileEvent]] = {}
     for e in events:
@@ -55,7 +57,7 @@ def by_function(
 
         name = (qualnames or {}).get(key) or key[0] or "?"
         code_name = (code_qualnames or {}).get(key) or name
-        seen = [(extras or {}).get(e.compile_id or "") or {} for e in group]
+        seen = [(extras or {}).get(compile_key(e.compile_id, e.resets)) or {} for e in group]
         # one wrapper's code object may serve several things the user compiled: name them all
         names = list(dict.fromkeys(x["compiled_as"] for x in seen if x.get("compiled_as")))
         user_name = ", ".join(names) or None
@@ -126,7 +128,9 @@ def cause_counts(
         group = causes_mod.group(lines)
         # the origin of each entry's first failing guard (reason_origins follows reason's lines)
         firsts: dict[tuple[str, str], Any] = {}
-        every = ((extras or {}).get(e.compile_id or "") or {}).get("failure_origins") or ()
+        every = ((extras or {}).get(compile_key(e.compile_id, e.resets)) or {}).get(
+            "failure_origins"
+        ) or ()
         for line, origin in [
             *zip(failure_lines(e.reason), e.reason_origins or ()),
             *zip(lines, every),

@@ -21,6 +21,7 @@ from typing import Any
 from ..analysis.functions import by_function, matches
 from ..errors import UsageError
 from ..recording.watch_child import ENV_OUT, STREAM_PREFIX
+from ..records.compile_ids import compile_key
 from ..records.environment import current
 from ..records.report import Environment, Tool
 from ..records.run import CompileEvent
@@ -193,7 +194,9 @@ def _process(pid: int, lines: list[dict], main: bool, pattern: str | None) -> Pr
         if frame.get("cache_entries") is not None:
             entries[key] = frame["cache_entries"]
     extras = {
-        line["event"].get("compile_id"): line["extra"]
+        compile_key(line["event"].get("compile_id"), line["event"].get("resets") or 0): line[
+            "extra"
+        ]
         for line in lines
         if "event" in line and isinstance(line.get("extra"), dict)
     }

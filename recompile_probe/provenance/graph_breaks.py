@@ -13,6 +13,17 @@ def graph_break_mark() -> int | None:
     return None if reasons is None else len(reasons)
 
 
+def breaks_since(since: int | None) -> int | None:
+    """How many graph breaks Dynamo listed since ``since`` (a mark); None where it keeps no list.
+    The list is Dynamo's own (a program clearing ``counters`` leaves it alone); a reset empties
+    it, so a mark beyond its end counts from the start."""
+    reasons = graph_break_reasons()
+    if reasons is None:
+        return None
+    start = since or 0
+    return len(reasons) - (start if start <= len(reasons) else 0)
+
+
 def graph_breaks(since: int | None = 0) -> list[GraphBreak] | None:
     """Graph breaks recorded since ``since`` (a mark), grouped by (reason, user line), in order.
 

@@ -33,6 +33,11 @@ class TraceEvidence:
         #: compile id -> (sources, user line) of each specialization
         self._specializations: dict[str, list[tuple[tuple[str, ...], Origin]]] = {}
 
+    def reset(self) -> None:
+        """Dynamo was reset: compile ids name other compiles from here on (files stay)."""
+        self._first_uses.clear()
+        self._specializations.clear()
+
     # --- the records --------------------------------------------------------------------------
 
     def add_file(self, path: str, index: int) -> None:

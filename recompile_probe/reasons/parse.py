@@ -185,7 +185,16 @@ def classify(
 #: How releases word a frame past its limit: "Dynamo recompile limit exceeded" (2.13), "hit
 #: config.recompile_limit", "recompile_limit reached" and "cache_size_limit reached" (older).
 _LIMIT = re.compile(r"recompile[ _]limit|cache[ _]size[ _]limit")
+#: The error a limit hit raises under fullgraph=True or fail_on_recompile_limit_hit, whose text
+#: says only "Hard failure due to fullgraph=True" (FailOnCacheLimitHit in older releases).
+_LIMIT_ERRORS = ("FailOnRecompileLimitHit", "FailOnCacheLimitHit")
 
 
 def is_recompile_limit(fail_type: str | None, fail_reason: str | None) -> bool:
-    return bool(fail_type) and _LIMIT.search((fail_reason or "").lower()) is not None
+    """Whether a failed compile is a frame past its recompile limit, however it surfaced: the
+    eager fallback (its reason names the limit) or the error it raises."""
+    if not fail_type:
+        return False
+    if fail_type.rsplit(".", 1)[-1] in _LIMIT_ERRORS:
+        return True
+    return _LIMIT.search((fail_reason or "").lower()) is not None

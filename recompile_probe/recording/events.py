@@ -98,7 +98,19 @@ class EventBuilder:
     #: every failing guard of a logged message, keyed by its reason text (see ``failures``)
     _failures: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
+    #: torch._dynamo.reset() calls seen so far in this stream (see ``reset``)
+    resets: int = 0
+
     # --- inputs -----------------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Dynamo was reset: frame ids start again at 0 and name other code from here on."""
+        self.resets += 1
+        self.identities.clear()
+        self.compiled.clear()
+        self._pending.clear()
+        self._pending_by_identity.clear()
+        self._failures.clear()
 
     def reason_logged(self, message: str) -> None:
         """A recompiles (or recompiles_verbose) log message: held until its compile's record."""
@@ -125,12 +137,15 @@ class EventBuilder:
         reason: str | None = None,
         graphs: int | None = None,
         graph_breaks: int | None = None,
+        compiling: Identity | None = None,
     ) -> CompileEvent:
         """The event of one compilation-metrics record (a mapping of its fields).
 
         ``reason`` is the recompile reason when the source keys it by compile id already (the
         trace's ``recompile_reasons`` artifact); otherwise the message logged for the frame is
-        used, then the error text, then the record's own ``recompile_reason``.
+        used, then the error text, then the record's own ``recompile_reason``. ``compiling``: the
+        code object Dynamo was compiling when it wrote the record, where the source saw it: a
+        record without a name (a compile that failed before tracing) is that code's.
         """
         cid = None if m.get("compile_id") is None else str(m.get("compile_id"))
         fid = frame_of(cid)
@@ -141,7 +156,8 @@ class EventBuilder:
         from_error = parse_header(fail_reason)
         if identity[0] is None:
             identity = (
-                (self.identities.get(fid) if fid else None)
+                compiling
+                or (self.identities.get(fid) if fid else None)
                 or pending_identity
                 or from_error
                 or identity
@@ -149,7 +165,7 @@ class EventBuilder:
         if pending is None:
             pending = self._pending_by_identity.pop(identity, None)
         if fid and identity[0] is not None:
-            self.identities.setdefault(fid, identity)
+            self.identities[fid] = identity
 
         limit = is_recompile_limit(fail_type, fail_reason)
         cache_size = m.get("cache_size")
@@ -206,6 +222,7 @@ class EventBuilder:
             graphs=graphs,
             graph_breaks=graph_breaks,
             failures=failures,
+            resets=self.resets,
         )
 
     def rejected(
@@ -247,6 +264,7 @@ class EventBuilder:
             graphs=0,
             graph_breaks=0,
             failures=tuple(failures),
+            resets=self.resets,
         )
 
 

@@ -7,9 +7,11 @@ built in one place (events.py), attributed by compile id. Nothing runs per call 
 only per compile. On exit every piece of logging and config state is as it was. The probe,
 ``watch``, ``record()`` and the pytest plugin all use it.
 
-Where the metrics log cannot be streamed, or streams records in a shape this code does not know,
-the metrics deque is read instead (``poll``), so a record is never silently missed; if the deque
-dropped records before they were read, ``complete`` turns False and counts read n/a.
+Each metrics record is seen as Dynamo appends it to its deque, whatever the program set
+``log_compilation_metrics`` to and however many records the deque keeps. Where this torch records
+otherwise, the metrics log is streamed; where that fails too, the deque is read (``poll``), so a
+record is never silently missed; if the deque dropped records before they were read,
+``complete`` turns False and counts read n/a.
 """
 
 from __future__ import annotations
@@ -23,13 +25,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ..provenance.attribution import LiveEvidence, reason_origins, refined
-from ..provenance.capture import Capture, Collector, capture_hook
+from ..provenance.capture import Capture, Collector, capture
 from ..provenance.first_use import first_uses
-from ..provenance.graph_breaks import graph_break_mark, graph_breaks
+from ..provenance.graph_breaks import breaks_since, graph_break_mark, graph_breaks
 from ..provenance.shape_env import CompileOrigins
 from ..reasons.text import failure_lines
+from ..records.compile_ids import compile_key
 from ..records.run import CompileEvent
 from ..torch_compat import cache, logs, metrics, stance
+from ..torch_compat.dynamo import backend_calls, compiling_code, current_compile_id
 from ..torch_compat.files import is_torch_file
 from .events import EventBuilder
 
@@ -59,6 +63,7 @@ class Recorder:
         self._lock = threading.RLock()
         self._stack: contextlib.ExitStack | None = None
         self._streaming = False
+        self._hooked: Callable[[], bool] = lambda: False
         #: keys of the records already turned into events, or present before we started
         self._known: set[tuple] = set()
         self._deque_mark: tuple[int, Any] | None = None
@@ -73,11 +78,23 @@ class Recorder:
         self._origins: dict[str, CompileOrigins | None] = {}
         self._first_uses: dict[str, dict | None] = {}
         self._break_mark: int | None = None
+        #: torch._dynamo.reset() calls seen: a compile id recorded again means Dynamo was reset
+        #: (it restarts frame ids), and every per-id table starts afresh
+        self.resets = 0
+        self._recorded: set[str] = set()
+        #: graphs handed to a backend per compile id, counted as Dynamo hands them over (no
+        #: counter of Dynamo's, which a program may clear); False where this torch has no hook
+        self._counts_graphs = False
+        self._graph_calls: dict[str, int] = {}
 
     def __enter__(self) -> Recorder:
         stack = contextlib.ExitStack()
         try:
-            self._streaming = stack.enter_context(metrics.metrics_stream(self._on_metrics))
+            # every record as Dynamo appends it, logging on or off; else its log, else the deque
+            self._hooked = stack.enter_context(metrics.metrics_hook(self._on_metrics))
+            self._streaming = self._hooked() or stack.enter_context(
+                metrics.metrics_stream(self._on_metrics)
+            )
             stack.enter_context(
                 logs.recompiles_stream(self._on_recompile_message)
                 if self._provenance
@@ -89,11 +106,10 @@ class Recorder:
             if not self._streaming:
                 stack.enter_context(metrics.keep_all_metrics())
             try:
-                self.captures_origins = self._provenance and stack.enter_context(
-                    capture_hook(self._on_capture)
-                )
-            except Exception:  # noqa: BLE001 - a private hook: without it, origins are n/a
-                self.captures_origins = False
+                self._counts_graphs = stack.enter_context(backend_calls(self._on_backend_call))
+            except Exception:  # noqa: BLE001 - a private hook: without it, Dynamo's counter
+                self._counts_graphs = False
+            self.captures_origins = self._provenance and self._counts_graphs
         except BaseException:
             stack.close()
             raise
@@ -118,6 +134,7 @@ class Recorder:
         """
         if self._stack is None:  # not listening (yet, or any more): records are not ours
             return
+        self._hooked()  # back on a deque the program swapped (set_compilation_metrics_limit)
         records = metrics.get_metrics()
         mark = (len(records), id(records[-1]) if records else None)
         if mark == self._deque_mark:
@@ -168,24 +185,69 @@ class Recorder:
 
     def _on_metrics(self, record: Any) -> None:
         if metrics.is_frame_compile(record):
-            self._add(record, counted=True)
+            code = compiling_code()  # still inside the compile: whose it is, first hand
+            identity = (
+                None if code is None else (code.co_name, code.co_filename, code.co_firstlineno)
+            )
+            self._add(record, counted=True, compiling=identity)
 
-    def _add(self, record: Any, counted: bool) -> None:
-        """``counted``: the record arrived as Dynamo wrote it, so the counters' movement since the
-        previous record is this compile's (graphs, graph breaks); a record read late has none."""
+    def _on_backend_call(self) -> None:
+        """Dynamo hands a graph to a backend: count it for its compile, capture its ShapeEnv."""
+        cap = capture() if self._provenance else None
+        cid = cap.compile_id if cap is not None else current_compile_id()
+        with self._lock:
+            self._compile_seen(cid)
+            if cid is not None:
+                self._graph_calls[cid] = self._graph_calls.get(cid, 0) + 1
+        if self._provenance:
+            self._on_capture(cap)
+
+    def _compile_seen(self, cid: str | None) -> None:
+        """A compile id from a compile in progress: one recorded before means Dynamo was reset
+        since (a reset restarts ids at 0/0); start every per-id table afresh."""
+        if cid is None or cid not in self._recorded:
+            return
+        self.resets += 1
+        self._recorded.clear()
+        self._graph_calls.clear()
+        self._builder.reset()
+        self._origins.clear()
+        self._first_uses.clear()
+        self._collector = Collector()
+        self._break_mark = 0  # the reset emptied Dynamo's graph-break list too
+
+    def _add(self, record: Any, counted: bool, compiling: tuple | None = None) -> None:
+        """``counted``: the record arrived as Dynamo wrote it, inside its compile, so what was
+        counted for that compile (graphs, graph breaks) is its own; a record read late has none."""
         with self._lock:
             key = metrics.metrics_key(record)
             if key in self._known:
                 return
             self._known.add(key)
+            raw_id = metrics.metric(record, "compile_id")
+            cid = None if raw_id is None else str(raw_id)
+            if counted:
+                self._compile_seen(cid)
+            if cid is not None:
+                self._recorded.add(cid)
             graphs_now, breaks_now = metrics.unique_graphs(), metrics.graph_break_count()
             graphs = delta(graphs_now, self._graphs_seen) if counted else None
             breaks = delta(breaks_now, self._breaks_seen) if counted else None
             self._graphs_seen, self._breaks_seen = graphs_now, breaks_now
+            if counted and self._counts_graphs:
+                graphs = self._graph_calls.pop(cid, 0) if cid is not None else None
+            if counted:
+                since = breaks_since(self._break_mark)
+                breaks = since if since is not None else breaks
             event = self._builder.build(
-                metrics.metrics_fields(record), graphs=graphs, graph_breaks=breaks
+                metrics.metrics_fields(record),
+                graphs=graphs,
+                graph_breaks=breaks,
+                compiling=compiling,
             )
             event = self._with_origins(event, counted)
+            if counted:
+                self._break_mark = graph_break_mark()
             self.events.append(event)
         if self._on_event is not None:
             self._on_event(event)
@@ -197,26 +259,28 @@ class Recorder:
         note what the user compiled and from where (the Python stack is the caller's here)."""
         self._collector.add(cap)
         cid = None if cap is None else cap.compile_id
-        if cid is not None and cid not in self.extras:
-            self.extras[cid] = compiled_as(sys._getframe(1))
+        key = compile_key(cid, self.resets)
+        if cid is not None and key not in self.extras:
+            self.extras[key] = compiled_as(sys._getframe(1))
 
-    def extra(self, compile_id: str | None) -> dict[str, Any]:
-        return self.extras.get(compile_id, {}) if compile_id else {}
+    def extra(self, compile_id: str | None, resets: int = 0) -> dict[str, Any]:
+        """What the tables need beside the event of that compile (see ``extras``)."""
+        return self.extras.get(compile_key(compile_id, resets), {}) if compile_id else {}
 
     def _with_origins(self, event: CompileEvent, counted: bool) -> CompileEvent:
         cid = event.compile_id
+        key = compile_key(cid, event.resets)
         if cid is not None and self.captures_origins:
             # extracted now: the ShapeEnv (and the graph it references) goes with the compile
             compiled = self._origins[cid] = self._collector.get(cid)
             if compiled is not None and compiled.specializations:
-                self.extras.setdefault(cid, {})["specializations"] = [
+                self.extras.setdefault(key, {})["specializations"] = [
                     sp.to_dict() for sp in compiled.specializations
                 ]
             if counted:
                 found = graph_breaks(self._break_mark)
-                self._break_mark = graph_break_mark()
                 if found:
-                    self.extras.setdefault(cid, {})["graph_breaks"] = [b.to_dict() for b in found]
+                    self.extras.setdefault(key, {})["graph_breaks"] = [b.to_dict() for b in found]
         if not event.recompile or not self.captures_origins:
             return event
         lines = failure_lines(event.reason)
@@ -230,7 +294,7 @@ class Recorder:
         if event.failures and cid is not None:  # every failing guard, for the causes' lines
             every = reason_origins(event.failures, evidence)
             if any(every):
-                self.extras.setdefault(cid, {})["failure_origins"] = list(every)
+                self.extras.setdefault(key, {})["failure_origins"] = list(every)
         kind, detail = refined(event.reason, event.reason_kind, event.reason_detail, origins)
         return dataclasses.replace(
             event, reason_origins=origins, reason_kind=kind, reason_detail=detail

@@ -19,6 +19,7 @@ from typing import Any
 from ..provenance.attribution import reason_origins, refined
 from ..provenance.trace import TraceEvidence
 from ..reasons.text import failure_lines, split_parts
+from ..records.compile_ids import compile_key
 from ..records.run import CompileEvent
 from .events import EventBuilder
 
@@ -30,8 +31,8 @@ class TraceRead:
     path: str
     events: list[CompileEvent] = field(default_factory=list)
     skipped_lines: int = 0
-    #: per compile id, what the tables need beside the event (as Recorder.extras):
-    #: ``graph_breaks`` and ``specializations`` with their user lines
+    #: per compile (records.compile_ids.compile_key), what the tables need beside the event (as
+    #: Recorder.extras): ``graph_breaks`` and ``specializations`` with their user lines
     extras: dict[str, dict] = field(default_factory=dict)
 
 
@@ -91,9 +92,29 @@ def read(path: Path) -> TraceRead:
     graphs: dict[str, tuple[int, int]] = {}
     breaks: dict[str, tuple[int, int]] = {}
     where = TraceEvidence()
+    #: compile ids whose metrics record was read since the last reset: a compile of one of them
+    #: starting again (its dynamo_start, else its metrics record) means torch._dynamo.reset()
+    #: ran in between (a reset restarts ids at 0/0); other records of a compile may follow its
+    #: metrics record, so they decide nothing
+    recorded: set[str] = set()
+
+    def key(cid: str) -> str:
+        return compile_key(cid, builder.resets)
+
     with open(path, encoding="utf-8", errors="replace") as handle:
         for envelope, payload in _records(iter(handle), skipped):
             cid = _compile_id(envelope)
+            metrics = envelope.get("compilation_metrics")
+            if isinstance(metrics, dict) and metrics.get("compile_id") is not None:
+                cid = str(metrics.get("compile_id"))
+            starts = "dynamo_start" in envelope or isinstance(metrics, dict)
+            if starts and cid in recorded:  # Dynamo was reset: per-id tables start afresh
+                builder.reset()
+                recorded.clear()
+                reasons.clear()
+                graphs.clear()
+                breaks.clear()
+                where.reset()
             attempt = envelope.get("attempt") or 0
             if "dynamo_output_graph" in envelope and cid:
                 _count(graphs, cid, attempt)
@@ -102,7 +123,7 @@ def read(path: Path) -> TraceRead:
                 where.add_file(table[0], table[1])
             spec = envelope.get("symbolic_shape_specialization")
             if isinstance(spec, dict) and cid:
-                _specialization(result, where, cid, spec)
+                _specialization(result, where, cid, key(cid), spec)
             if isinstance(envelope.get("dynamo_cpp_guards_str"), dict) and cid and payload:
                 where.read_guards(cid, payload)
             artifact = envelope.get("artifact")
@@ -111,12 +132,12 @@ def read(path: Path) -> TraceRead:
                     reasons[cid] = _reason_text(payload) or ""
                 elif artifact.get("name") == "dynamo_graph_break_reason":
                     _count(breaks, cid, attempt)
-                    result.extras.setdefault(cid, {}).setdefault("graph_breaks", []).append(
+                    result.extras.setdefault(key(cid), {}).setdefault("graph_breaks", []).append(
                         where.graph_break(payload or "")
                     )
-            metrics = envelope.get("compilation_metrics")
             if isinstance(metrics, dict):
-                cid = metrics.get("compile_id")
+                if cid is not None:
+                    recorded.add(cid)
                 raw = reasons.get(cid) if cid else None
                 # a trace written with recompiles_verbose on (watch turns it on) holds each
                 # entry's failing parts joined by "; ": reason keeps the first per entry
@@ -156,10 +177,12 @@ def read(path: Path) -> TraceRead:
     return result
 
 
-def _specialization(result: TraceRead, where: TraceEvidence, cid: str, spec: dict) -> None:
+def _specialization(
+    result: TraceRead, where: TraceEvidence, cid: str, key: str, spec: dict
+) -> None:
     """A symbolic_shape_specialization record: once per (sources, value, user line)."""
     item = where.specialization(cid, spec)
-    found = result.extras.setdefault(cid, {}).setdefault("specializations", [])
+    found = result.extras.setdefault(key, {}).setdefault("specializations", [])
     if item not in found:  # Dynamo logs it again when it retraces the same frame
         found.append(item)
 

@@ -127,7 +127,7 @@ def _on_event(event: Any) -> None:
     if event.compile_id is not None:
         _own_ids.add(event.compile_id)
     record: dict[str, Any] = {"event": dataclasses.asdict(event)}
-    extra = _recorder.extra(event.compile_id) if _recorder is not None else None
+    extra = _recorder.extra(event.compile_id, event.resets) if _recorder is not None else None
     if extra:  # the user's name for what was compiled, their call site, graph-break lines
         record["extra"] = extra
     _write(record)

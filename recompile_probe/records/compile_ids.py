@@ -26,3 +26,10 @@ def sort_key(compile_id: str | None) -> tuple[int, ...]:
     except ValueError:
         return (1 << 30,)
     return (1, *parts) if compile_id.startswith("!") else (0, *parts)
+
+
+def compile_key(compile_id: str | None, resets: int = 0) -> str:
+    """A compile's key within its process: its id, and the resets before it where there were
+    any ("0/0" before the first reset, "0/0@1" after it): ids repeat after a reset."""
+    text = compile_id or ""
+    return text if not resets else f"{text}@{resets}"

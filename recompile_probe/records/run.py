@@ -73,6 +73,9 @@ class CompileEvent:
     #: every failing guard Dynamo named for this recompile, raw, one "N/M: guard" line per guard
     #: (``reason`` keeps the first per cache entry); () for a first compile or where not logged
     failures: tuple[str, ...] = ()
+    #: torch._dynamo.reset() calls seen before this compile in its process: a reset restarts
+    #: compile ids, so "0/0" after one reset is another compile than "0/0" before it
+    resets: int = 0
 
 
 #: GuardLine.kind of the symbolic guards (the root's epilogue lambda guards)

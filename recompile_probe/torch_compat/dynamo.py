@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -76,6 +77,32 @@ def current_compile() -> tuple[str | None, Any, tuple] | None:
     except Exception:  # noqa: BLE001 - a private API; unavailable means n/a
         return None
     return (None if compile_id is None else str(compile_id)), shape_env, traced
+
+
+def current_compile_id() -> str | None:
+    """The id of the compile in progress ("0/1"), read inside it; None outside one."""
+    guards_mod = sys.modules.get("torch._guards")
+    try:
+        compile_id = guards_mod.CompileContext.current_compile_id() if guards_mod else None
+    except Exception:  # noqa: BLE001 - a private API; unavailable means n/a
+        return None
+    return None if compile_id is None else str(compile_id)
+
+
+def compiling_code() -> types.CodeType | None:
+    """The code object Dynamo is compiling, from its ``convert_frame._compile(code, ...)`` frame
+    on the current stack; None outside a compile or where this torch compiles elsewhere.
+
+    A compile that fails before tracing (the recompile limit) writes a metrics record with no
+    name: this is the only first-hand account of whose compile it was."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_compile" and code.co_filename.endswith("convert_frame.py"):
+            found = frame.f_locals.get("code")
+            return found if isinstance(found, types.CodeType) else None
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
 
 
 @contextlib.contextmanager

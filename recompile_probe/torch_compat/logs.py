@@ -39,21 +39,37 @@ def recompiles_stream(on_message: Callable[[str], None], verbose: bool = True) -
         def emit(self, record: logging.LogRecord) -> None:
             on_message(record.getMessage())
 
+    class _Swallow(logging.Filter):
+        """Reads the messages of the artifact we switched on, then drops them before any
+        handler sees them: the user's, and torch's own if the program re-initializes
+        torch._logging (its _init_logs gives every enabled artifact a stderr handler)."""
+
+        def filter(self, record: logging.LogRecord) -> bool:
+            try:
+                on_message(record.getMessage())
+            except Exception:  # noqa: BLE001 - observing must never break the user's compile
+                pass
+            return False
+
     handler = _Handler(logging.DEBUG)
+    swallow = _Swallow()
     loggers = [logging.getLogger(n) for n in (RECOMPILES_LOGGER, RECOMPILES_VERBOSE_LOGGER)]
     saved = [(lg, lg.level, lg.propagate) for lg in loggers]
-    for lg in loggers:
-        lg.addHandler(handler)
     ours = RECOMPILES_VERBOSE_ARTIFACT if verbose else RECOMPILES_ARTIFACT
-    if not user_on:
+    mine = loggers[1 if verbose else 0]
+    if user_on:
+        for lg in loggers:
+            lg.addHandler(handler)
+    else:
         state.artifact_names.add(ours)
-        loggers[1 if verbose else 0].setLevel(logging.DEBUG)
-        loggers[1 if verbose else 0].propagate = False  # the user did not ask for these
+        mine.setLevel(logging.DEBUG)
+        mine.addFilter(swallow)
     try:
         yield True
     finally:
         for lg, level, propagate in saved:
             lg.removeHandler(handler)
+            lg.removeFilter(swallow)
             lg.setLevel(level)
             lg.propagate = propagate
         if not user_on:

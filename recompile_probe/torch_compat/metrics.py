@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 from collections.abc import Callable, Iterator
@@ -102,6 +103,71 @@ def metrics_capacity() -> int | None:
 def is_frame_compile(record: Any) -> bool:
     """A Dynamo frame compilation, not a backward or runtime (autotune) record."""
     return metric(record, "is_runtime") is not True and metric(record, "is_forward") is not False
+
+
+class _Observed(collections.deque):
+    """Dynamo's metrics deque, telling every listener about each record appended to it."""
+
+    def __init__(self, items: Any = (), maxlen: int | None = None) -> None:
+        super().__init__(items, maxlen=maxlen)
+        self.listeners: list[Callable[[Any], None]] = []
+
+    def append(self, record: Any) -> None:
+        super().append(record)
+        for listener in list(self.listeners):
+            try:
+                listener(record)
+            except Exception:  # noqa: BLE001 - observing must never break the user's compile
+                pass
+
+
+def _records_into_deque() -> bool:
+    """Whether this torch's record_compilation_metrics appends every record, whatever
+    ``log_compilation_metrics`` says, to the module's ``_compilation_metrics`` deque."""
+    utils = _dynamo_utils()
+    record: Any = getattr(utils, "record_compilation_metrics", None)
+    names = getattr(getattr(record, "__code__", None), "co_names", ())
+    return isinstance(getattr(utils, "_compilation_metrics", None), collections.deque) and (
+        "_compilation_metrics" in names
+    )
+
+
+@contextlib.contextmanager
+def metrics_hook(on_record: Callable[[Any], None]) -> Iterator[Callable[[], bool]]:
+    """Call ``on_record`` with every CompilationMetrics as Dynamo records it, with or without
+    metrics logging (torch._dynamo.test_case.TestCase turns it off) and however small the deque.
+
+    Dynamo appends each record to its module-level deque before anything else reads it; the
+    deque is replaced by one that reports each append to its listeners (nested recorders share
+    it). Yields ``installed()``: True while the hook holds (set_compilation_metrics_limit swaps
+    the deque: the hook is then put on the new one by the next ``installed()`` call). Where this
+    torch records otherwise, ``installed()`` is False from the start and the caller streams the
+    log instead.
+    """
+    utils = _dynamo_utils()
+    if not _records_into_deque():
+        yield lambda: False
+        return
+
+    def install() -> bool:
+        current = utils._compilation_metrics
+        if not isinstance(current, _Observed):
+            current = _Observed(current, maxlen=current.maxlen)
+            utils._compilation_metrics = current
+        if on_record not in current.listeners:
+            current.listeners.append(on_record)
+        return True
+
+    install()
+    try:
+        yield install
+    finally:
+        current = utils._compilation_metrics
+        if isinstance(current, _Observed):
+            if on_record in current.listeners:
+                current.listeners.remove(on_record)
+            if not current.listeners:  # the last one out puts Dynamo's plain deque back
+                utils._compilation_metrics = collections.deque(current, maxlen=current.maxlen)
 
 
 @contextlib.contextmanager
