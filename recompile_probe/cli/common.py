@@ -252,7 +252,9 @@ def read_reports(path: Path) -> list:
     return reports_from_json(text, str(path))
 
 
-def emit_functions(report: Any, fmt: str, output: Path | None, to_stderr: bool) -> None:
+def emit_functions(
+    report: Any, fmt: str, output: Path | None, to_stderr: bool, quiet: bool = False
+) -> None:
     from ..render import json, markdown
     from ..render.terminal import functions
 
@@ -271,7 +273,8 @@ def emit_functions(report: Any, fmt: str, output: Path | None, to_stderr: bool) 
         text = functions.render(report, color=color and output is None, width=width)
     if output is not None:
         write_atomic(output, text)
-        err.print(f"report written to {output}")
+        if not quiet:
+            err.print(f"report written to {output}")
     elif to_stderr:
         sys.stderr.write(text)
         sys.stderr.flush()

@@ -46,6 +46,13 @@ def watch(
     pattern: Optional[str] = typer.Option(
         None, "--filter", help="Only functions whose name or file matches (glob or substring)."
     ),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet",
+        "-q",
+        help="With --output: nothing of the tool's own on stderr (the program's output only; "
+        "warnings about what could not be recorded still show).",
+    ),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
@@ -62,7 +69,7 @@ def watch(
         report = watch_mod.report(command, outcome, pattern)
         for warning in outcome.warnings():
             err.print(f"[yellow]warning:[/] {escape(warning)}")
-        emit_functions(report, fmt, output, to_stderr=True)
+        emit_functions(report, fmt, output, to_stderr=True, quiet=quiet and output is not None)
         # The budget covers every process: a DataLoader worker's recompile is one too.
         whole = replace(report, functions=tuple(watch_mod.all_functions(report)))
         raise typer.Exit(1 if over_budget(whole, max_recompiles) else outcome.code)

@@ -31,28 +31,44 @@ class FileResolver:
     _lock = threading.Lock()
     _global: dict[str, frozenset[str]] = {}
     _global_key: tuple[int, int] = (-1, -1)
+    #: every candidate file by its base name, kept up to date incrementally: sys.modules and
+    #: linecache only grow in the common case (dicts keep insertion order, so the new ones are
+    #: at the end); a shrink rebuilds it. A test suite imports and execs as it goes: a full scan
+    #: per change cost more than the compile it served
+    _by_name: dict[str, set[str]] = {}
+    _seen: tuple[int, int] = (0, 0)
 
     def __init__(self, hints: Iterable[str] = ()) -> None:
         self.hints = tuple(dict.fromkeys(h for h in hints if h))
         self._memo: dict[tuple[str, int, str | None], tuple[str, bool]] = {}
 
     @classmethod
+    def _index(cls, modules: list[Any], lines: list[Any]) -> None:
+        seen_modules, seen_lines = cls._seen
+        if len(modules) < seen_modules or len(lines) < seen_lines:
+            cls._by_name, seen_modules, seen_lines = {}, 0, 0
+        paths = [getattr(m, "__file__", None) for m in modules[seen_modules:]]
+        paths += lines[seen_lines:]
+        for path in paths:
+            if isinstance(path, str):
+                cls._by_name.setdefault(path.replace("\\", "/").rsplit("/", 1)[-1], set()).add(path)
+        cls._seen = (len(modules), len(lines))
+
+    @classmethod
     def _from_process(cls, short: str) -> frozenset[str]:
         with cls._lock:
             key = (len(sys.modules), len(linecache.cache))
             if key != cls._global_key:
+                cls._index(list(sys.modules.values()), list(linecache.cache))
                 cls._global, cls._global_key = {}, key
             found = cls._global.get(short)
             if found is None:
-                files = set()
-                for module in list(sys.modules.values()):
-                    path = getattr(module, "__file__", None)
-                    if isinstance(path, str) and path.endswith(short):
-                        files.add(path)
-                files.update(
-                    p for p in list(linecache.cache) if isinstance(p, str) and p.endswith(short)
+                name = short.replace("\\", "/").rsplit("/", 1)[-1]
+                found = frozenset(
+                    p
+                    for p in cls._by_name.get(name, ())
+                    if p.endswith(short) and shorten(p) == short
                 )
-                found = frozenset(p for p in files if shorten(p) == short)
                 cls._global[short] = found
             return found
 

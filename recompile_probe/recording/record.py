@@ -28,8 +28,6 @@ class Recording:
 
     def __init__(self) -> None:
         self._recorder: Any = None
-        self._graphs_before: int | None = None
-        self._graphs_after: int | None = None
 
     @property
     def events(self) -> list[CompileEvent]:
@@ -54,11 +52,11 @@ class Recording:
 
     @property
     def graphs(self) -> int | None:
-        """Graphs handed to a backend (Dynamo's unique_graphs counter); None if unavailable."""
-        from ..torch_compat.metrics import unique_graphs
-
-        now = self._graphs_after if self._graphs_after is not None else unique_graphs()
-        return None if now is None or self._graphs_before is None else now - self._graphs_before
+        """Graphs handed to a backend, summed over the compiles (each counted as Dynamo hands
+        them over: a reset or counters.clear() in the block changes nothing); None if any
+        compile's count is unavailable."""
+        counts = [e.graphs for e in self.events]
+        return None if any(c is None for c in counts) else sum(c for c in counts if c is not None)
 
     @property
     def reasons(self) -> list[str]:
@@ -129,14 +127,9 @@ def _qualnames() -> dict[tuple, str]:
 
 @contextlib.contextmanager
 def record() -> Iterator[Recording]:
-    from ..torch_compat.metrics import unique_graphs
     from .recorder import Recorder
 
     recording = Recording()
-    recording._graphs_before = unique_graphs()
     with Recorder() as recorder:
         recording._recorder = recorder
-        try:
-            yield recording
-        finally:
-            recording._graphs_after = unique_graphs()
+        yield recording

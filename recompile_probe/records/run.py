@@ -62,9 +62,11 @@ class CompileEvent:
     reason_kind: str | None = None
     reason_detail: dict | None = None
     guard_latency_us: float | None = None  #: CompilationMetrics.guard_latency_us: a COLD figure
-    #: graphs this compile handed to a backend (Dynamo's unique_graphs counter, per compile)
+    #: graphs this compile handed to a backend, counted as they are handed over (where this torch
+    #: has no hook for it, Dynamo's unique_graphs counter's movement during the compile)
     graphs: int | None = None
-    #: graph breaks this compile hit (Dynamo's graph_break counter, per compile)
+    #: graph breaks this compile hit (the growth of Dynamo's graph-break list during the compile;
+    #: where it keeps none, its graph_break counter's)
     graph_breaks: int | None = None
     #: per failing guard line of ``reason``, in order: the user line behind it as an origin dict
     #: {file, line, function, code, role, file_exact}, or None where this torch cannot say

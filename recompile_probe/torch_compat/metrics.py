@@ -139,8 +139,9 @@ def metrics_hook(on_record: Callable[[Any], None]) -> Iterator[Callable[[], bool
 
     Dynamo appends each record to its module-level deque before anything else reads it; the
     deque is replaced by one that reports each append to its listeners (nested recorders share
-    it). Yields ``installed()``: True while the hook holds (set_compilation_metrics_limit swaps
-    the deque: the hook is then put on the new one by the next ``installed()`` call). Where this
+    it). Yields ``installed()``: True while the hook holds. set_compilation_metrics_limit swaps
+    the deque: called through the module, it puts the hook on the new one at once; a copy of
+    the function taken before the hook only at the next ``installed()`` call. Where this
     torch records otherwise, ``installed()`` is False from the start and the caller streams the
     log instead.
     """
@@ -159,9 +160,22 @@ def metrics_hook(on_record: Callable[[Any], None]) -> Iterator[Callable[[], bool
         return True
 
     install()
+    # set_compilation_metrics_limit swaps the deque for a new one: observed from the swap on
+    resize: Any = getattr(utils, "set_compilation_metrics_limit", None)
+
+    def set_limit(new_size: int) -> None:
+        assert resize is not None
+        resize(new_size)
+        install()
+
+    if resize is not None:
+        set_limit.__wrapped__ = resize  # type: ignore[attr-defined]
+        utils.set_compilation_metrics_limit = set_limit
     try:
         yield install
     finally:
+        if resize is not None and utils.set_compilation_metrics_limit is set_limit:
+            utils.set_compilation_metrics_limit = resize
         current = utils._compilation_metrics
         if isinstance(current, _Observed):
             if on_record in current.listeners:
