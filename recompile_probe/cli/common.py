@@ -41,8 +41,9 @@ COUNTS_HELP = (
     "Columns: compiles = Dynamo compilations (metrics records, failed ones included); "
     "recompiles = compiles of a frame that already had a cache entry; graphs = graphs handed to "
     "the backend (what a CompileCounter counts); guards / shape guards = guard_count / "
-    "shape_env_guard_count of the newest cache entry; µs/call = median of the last call repeated "
-    "after the sequence (marks included)."
+    "shape_env_guard_count of the newest cache entry; µs/call = median per call of the last point "
+    "re-run `repeats` times, through the driver if any, with fresh inputs (marks included; n/a "
+    "if that re-run compiles)."
 )
 
 

@@ -12,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-import torch
-
 from ..recording.recorder import Recorder, delta
 from ..records.run import Call, CompileEvent, RunError
 from ..scenario.model import Scenario
@@ -24,9 +22,11 @@ from ..targets.inputs import Inputs
 from ..targets.loader import LoadedTarget
 from ..torch_compat.metrics import metrics_available
 from . import entries
-from .eager import EagerReference, outputs_match
-from .failures import describe_error
-from .timing import Timing, samples_us, wait_for_device
+from .compare import Comparison, compare
+from .eager import EagerReference
+from .failures import describe_error, first_line
+from .stand_in import dressed_as
+from .timing import Timing, wait_for_device
 
 
 class Driver:
@@ -51,14 +51,13 @@ class Driver:
         self.events: list[CompileEvent] = []
         self.error: RunError | None = None
         self.last_inputs: Inputs | None = None
-        #: (grad, inference mode) the last call ran under: a driver may call under no_grad, and
-        #: the steady state must replay that call, not one that misses its cache entry
-        self.last_mode: tuple[bool, bool] = (True, False)
         #: graphs made by the sequence itself, read before the steady state adds any
         self.sequence_graphs: int | None = None
         self.notes: list[str] = []
         self.guard_check_us: float | None = None
         self.timing: Timing | None = None
+        #: compiles while the last point was re-run for timing; None: not timed
+        self.timing_compiles: int | None = None
         self._graphs_seen = 0
         self._code = entries.frame_code(target.fn)
         #: whether guard checks on our reconstruction of the frame's locals can be trusted:
@@ -103,6 +102,7 @@ class Driver:
                 raise _Stop()
             return out
 
+        dressed_as(fn, self.target.fn)
         first = len(self.calls)
         driver = self.target.driver
         assert driver is not None  # only a driven target's points are driven here
@@ -119,14 +119,17 @@ class Driver:
                 f"{len(expected)} times in eager"
             )
         # The program's own result is compared too; a difference lands on the point's last call.
-        match = outputs_match(
+        outcome = compare(
             result, self.reference.outputs[point], self.scenario.rtol, self.scenario.atol
         )
-        if match is not True and len(self.calls) > first:
+        if outcome.match is not True and len(self.calls) > first:
             last = self.calls[-1]
-            self.calls[-1] = replace(
-                last, outputs_match=False if match is False or last.outputs_match is False else None
-            )
+            if last.outputs_match is not False:  # the call's own difference says more
+                self.calls[-1] = replace(
+                    last,
+                    outputs_match=outcome.match,
+                    outputs_detail=f"the driver's result: {outcome.detail}",
+                )
 
     def _record(
         self, point_index: int, point: Point, step: int, args: tuple, kwargs: dict, expected: Any
@@ -169,10 +172,10 @@ class Driver:
                 )
             )
             return None
-        match = (
-            None
+        outcome = (
+            Comparison(None, "not compared: eager made fewer calls at this point")
             if expected is _MISSING
-            else outputs_match(out, expected, self.scenario.rtol, self.scenario.atol)
+            else compare(out, expected, self.scenario.rtol, self.scenario.atol)
         )
         self.calls.append(
             Call(
@@ -180,16 +183,16 @@ class Driver:
                 batch or 0,
                 self._event(new, args, kwargs),
                 latency,
-                match,
+                outcome.match,
                 graphs,
                 failed,
                 sizes=sizes,
                 point_index=point_index,
                 step=step,
+                outputs_detail=outcome.detail,
             )
         )
         self.last_inputs = (args, kwargs)
-        self.last_mode = (torch.is_grad_enabled(), torch.is_inference_mode_enabled())
         return out
 
     def _served(self, args: tuple, kwargs: dict) -> Any:
@@ -216,25 +219,68 @@ class Driver:
         seen, self._graphs_seen = self._graphs_seen, self.graphs() or 0
         return "hit" if self._graphs_seen == seen else "compile" if not seen else "recompile"
 
-    def steady_state(self) -> float | None:
-        """Median µs/call of the last call repeated; compiles here are outside the counts."""
+    def steady_state(self, points: tuple[Point, ...]) -> float | None:
+        """Median µs/call of the last point re-run ``repeats`` times as the program runs it:
+        through the driver when there is one (its grad, inference and autocast state, its fresh
+        inputs), else with fresh inputs from the factory. A compile while timing means the
+        figure is not a steady state: it is counted (``timing_compiles``) and the figure
+        dropped, with the reasons in a note."""
         if self.error is not None or self.last_inputs is None or not self.scenario.repeats:
             return None
-        args, kwargs = self.last_inputs
-        grad, inference = self.last_mode
-        with torch.set_grad_enabled(grad), torch.inference_mode(inference):
-            self._call(args, kwargs)  # untimed: a compile here must not pollute the median
-            self.timing = Timing.of(
-                samples_us(lambda: self._call(args, kwargs), self.scenario.repeats)
+        point = points[-1]
+        before = len(self.recorder)
+        samples: list[float] = []
+        try:
+            if self.target.driver is not None:
+                self._rerun_driver(point, samples)
+            else:
+                assert self.target.make_inputs is not None
+                for _ in range(self.scenario.repeats):
+                    args, kwargs = self.target.make_inputs(point)
+                    start = time.perf_counter_ns()
+                    self._call(args, kwargs)
+                    samples.append((time.perf_counter_ns() - start) / 1000.0)
+        except Exception as exc:  # noqa: BLE001 - the sequence passed; say why timing did not
+            self.notes.append(
+                f"timing: re-running the last point failed ({type(exc).__name__}: "
+                f"{first_line(exc)}); µs/call n/a"
             )
-            steady = self.timing.median_us
-            entry = self._served(args, kwargs) if self._locals_ok else None
-            f_locals = entries.frame_locals(self.target.fn, args, kwargs)
-            if entry and f_locals is not None:
-                before = (lambda: self._mark(args, kwargs)) if self.mark is not None else None
-                cost = entries.check_cost_us(entry, f_locals, before)
-                self.guard_check_us = None if cost is None else round(cost, 3)
-        return steady
+            return None
+        self.recorder.poll()
+        during = self.recorder.since(before)
+        self.timing_compiles = len(during)
+        if during:
+            reasons = sorted({first_line(e.reason) for e in during if e.reason})
+            self.notes.append(
+                f"timing: {len(during)} compile(s) while re-running the last point "
+                f"{point}, so it is not a steady state and µs/call is n/a"
+                + (f" ({'; '.join(reasons[:3])})" if reasons else "")
+            )
+            return None
+        if not samples:
+            return None
+        self.timing = Timing.of(samples)
+        args, kwargs = self.last_inputs
+        entry = self._served(args, kwargs) if self._locals_ok else None
+        f_locals = entries.frame_locals(self.target.fn, args, kwargs)
+        if entry and f_locals is not None:
+            mark = (lambda: self._mark(args, kwargs)) if self.mark is not None else None
+            cost = entries.check_cost_us(entry, f_locals, mark)
+            self.guard_check_us = None if cost is None else round(cost, 3)
+        return self.timing.median_us
+
+    def _rerun_driver(self, point: Point, samples: list[float]) -> None:
+        def fn(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter_ns()
+            out = self._call(args, kwargs)
+            samples.append((time.perf_counter_ns() - start) / 1000.0)
+            return out
+
+        dressed_as(fn, self.target.fn)
+        driver = self.target.driver
+        assert driver is not None
+        for _ in range(self.scenario.repeats):
+            driver(fn, **point.as_dict())
 
 
 _MISSING = object()

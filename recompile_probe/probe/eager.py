@@ -4,19 +4,20 @@ and shared by every strategy, and the comparison of a compiled output with it.""
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
-from ..errors import EagerFailure, ProbeError
+from ..errors import EagerFailure, ProbeError, TargetError
 from ..sizes.points import BATCH, Point
 from ..targets.inputs import Inputs
 from ..targets.loader import LoadedTarget
 from ..torch_compat.stance import eager_stance
+from .compare import snapshot
 from .failures import first_line
-from .timing import samples_us, synced, wait_for_device
+from .stand_in import dressed_as
+from .timing import synced, wait_for_device
 
 
 @dataclass
@@ -36,9 +37,6 @@ def eager_reference(
 ) -> EagerReference:
     ref = EagerReference()
     last: Inputs | None = None
-    #: the grad / inference mode of the last call: a driver may call under no_grad
-    modes: list[tuple[bool, bool]] = []
-    mode = (torch.is_grad_enabled(), torch.is_inference_mode_enabled())
     with eager_stance():
         for index, point in enumerate(points):
             if point in ref.outputs:
@@ -52,19 +50,21 @@ def eager_reference(
                     if target.driver_dims is not None:  # dims name what the driver passes
                         target.driver_dims(args, kwargs)
                     seen.append((args, kwargs))  # noqa: B023
-                    modes.append((torch.is_grad_enabled(), torch.is_inference_mode_enabled()))
                     out = target.fn(*args, **kwargs)
-                    ref.calls.setdefault(point, []).append(out)  # noqa: B023
+                    # as it is now: the program may mutate it (a cache grows) after the call
+                    ref.calls.setdefault(point, []).append(snapshot(out))  # noqa: B023
                     return out
 
-                ref.outputs[point] = _eager(
-                    lambda: driver(fn, **point.as_dict()),  # noqa: B023
-                    index,
-                    point,
-                    "the driver",
+                dressed_as(fn, target.fn)
+                ref.outputs[point] = snapshot(
+                    _eager(
+                        lambda: driver(fn, **point.as_dict()),  # noqa: B023
+                        index,
+                        point,
+                        "the driver",
+                    )
                 )
                 last = seen[-1] if seen else last
-                mode = modes[-1] if modes else mode
                 continue
             assert target.make_inputs is not None
             try:
@@ -77,27 +77,59 @@ def eager_reference(
                     f"{type(exc).__name__}: {first_line(exc)}",
                     "Check the factory or the tensor specs; pass --debug for the traceback.",
                 ) from exc
-            ref.outputs[point] = _eager(
-                lambda: target.fn(*args, **kwargs),  # noqa: B023
-                index,
-                point,
-                "the target",
+            ref.outputs[point] = snapshot(
+                _eager(
+                    lambda: target.fn(*args, **kwargs),  # noqa: B023
+                    index,
+                    point,
+                    "the target",
+                )
             )
             last = (args, kwargs)
+        if target.driver is not None and not ref.calls:
+            raise TargetError(
+                f"the driver {target.driver_name or 'of this scenario'} never called the target "
+                f"{target.name} at any point: nothing would be compiled, so no strategy could "
+                "be judged",
+                "The driver receives the compiled target as its first argument and must call "
+                "it where the program calls the target (e.g. `model.forward = fn`, then "
+                "`model.generate(...)`).",
+            )
         if target.driver_dims is not None:
             target.driver_dims.finish()
-        if repeats and target.make_inputs is not None:
-            last = target.make_inputs(points[-1])
-        if repeats and last is not None:
-            args, kwargs = last
-            with torch.set_grad_enabled(mode[0]), torch.inference_mode(mode[1]):
-                ref.steady_us = statistics.median(
-                    samples_us(
-                        synced(lambda: target.fn(*args, **kwargs), wait_for_device(args, kwargs)),
-                        repeats,
-                    )
-                )
+        if repeats and (last is not None or target.make_inputs is not None):
+            ref.steady_us = _steady_us(target, points[-1], repeats)
     return ref
+
+
+def _steady_us(target: LoadedTarget, point: Point, repeats: int) -> float | None:
+    """The last point re-run as the compiled runs time it (``Driver.steady_state``): through
+    the driver, in its own grad and autocast state, or with fresh inputs from the factory."""
+    samples: list[float] = []
+    sync: list[Callable[[], None] | None] = []
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        if not sync:
+            sync.append(wait_for_device(args, kwargs))
+        call = synced(lambda: target.fn(*args, **kwargs), sync[0])
+        start = time.perf_counter_ns()
+        out = call()
+        samples.append((time.perf_counter_ns() - start) / 1000.0)
+        return out
+
+    try:
+        if target.driver is not None:
+            dressed_as(timed, target.fn)
+            for _ in range(repeats):
+                target.driver(timed, **point.as_dict())
+        else:
+            assert target.make_inputs is not None
+            for _ in range(repeats):
+                args, kwargs = target.make_inputs(point)
+                timed(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - it ran in the sequence: a timing failure is only n/a
+        return None
+    return statistics.median(samples) if samples else None
 
 
 def _at(point: Point) -> str:
@@ -116,23 +148,3 @@ def _eager(call: Callable[[], Any], index: int, point: Point, what: str) -> Any:
             "Fix the target or its inputs first: no strategy can be judged against a "
             "failing eager run. Pass --debug for the traceback.",
         ) from exc
-
-
-# --- comparison -----------------------------------------------------------------------------------
-
-
-def outputs_match(
-    actual: Any, expected: Any, rtol: float | None, atol: float | None
-) -> bool | None:
-    """assert_close semantics (integers and bools exact); None when the outputs cannot be
-    compared."""
-    try:
-        torch.testing.assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
-        return True
-    except AssertionError:
-        return False
-    except Exception:  # noqa: BLE001 - types assert_close does not know: fall back to ==
-        try:
-            return bool(actual == expected)
-        except Exception:  # noqa: BLE001
-            return None

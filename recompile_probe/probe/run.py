@@ -3,7 +3,7 @@
 Per run: fresh Dynamo state, the strategy's config and stance, a counting backend wrapping the real
 one, marks re-applied in eager code before every call, and the recorder listening. Per call: the
 event, the wall latency and the comparison with eager. After the sequence: the cache entries and
-their guard trees, then the steady-state cost (the last call repeated, outside the counts).
+their guard trees, then the steady-state cost (the last point re-run as the program runs it).
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def probe(
         )
         driver.drive(points)
         entries = all_entries(collector)
-        steady = driver.steady_state()
+        steady = driver.steady_state(points)
     run = summarize(
         driver,
         entries,

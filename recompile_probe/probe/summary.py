@@ -86,6 +86,11 @@ def summarize(
         steady_state_min_us=timing.min_us if timing else None,
         steady_state_p90_us=timing.p90_us if timing else None,
         steady_state_noisy=too_noisy(timing.min_us, timing.median_us) if timing else None,
+        timing_compiles=driver.timing_compiles,
+        outputs_detail=next(
+            (c.outputs_detail for c in calls if c.event != "error" and c.outputs_match is not True),
+            None,
+        ),
         marked_dims=marked,
         notes=(*notes, *driver.notes),
         points=tuple(p.as_dict() for p in points),

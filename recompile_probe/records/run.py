@@ -37,6 +37,10 @@ class Call:
     #: point: always 0 without a driver; a driver may call the target several times per point
     point_index: int | None = None
     step: int | None = None
+    #: why outputs_match is what it is when it is not true: the path of the first difference
+    #: ("logits: Tensor-likes are not close! ...") or what could not be compared and where
+    #: ("not compared: past_key_values.fn is a Foo"); None when the outputs matched
+    outputs_detail: str | None = None
 
 
 @dataclass(frozen=True)
@@ -159,7 +163,8 @@ class Run:
     outputs_match: bool | None  #: every compared call matched eager
     calls: tuple[Call, ...] = ()
     compile_events: tuple[CompileEvent, ...] = ()
-    #: median µs/call repeating the last call after the sequence
+    #: median µs per call of the last point re-run ``repeats`` times after the sequence,
+    #: as the program runs it (through the driver; fresh inputs); null if that re-run compiled
     steady_state_us: float | None = None
     eager_us: float | None = None  #: the same figure for eager
     strategy_description: str = ""
@@ -186,6 +191,12 @@ class Run:
     steady_state_p90_us: float | None = None
     #: the spread is too wide to rank on (analysis.too_noisy): never decides a winner
     steady_state_noisy: bool | None = None
+    #: compiles while the last point was re-run for timing (a steady state has none; with any,
+    #: steady_state_us is null and a note says why); None: not timed
+    timing_compiles: int | None = None
+    #: the first compared call's outputs_detail that is not a match: where the outputs differ,
+    #: or what could not be compared; None when every compared call matched
+    outputs_detail: str | None = None
     #: (argument, dim) pairs the strategy marked, or named as sources; None: it marks nothing
     marked_dims: int | None = None
     #: facts about how this run went that the figures alone do not say

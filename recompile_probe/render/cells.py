@@ -32,10 +32,10 @@ COLUMNS = (
     ("compile\nms", "sum of dynamo_cumulative_compile_time_us"),
     (
         "µs/call",
-        "median wall time of the last call repeated after the sequence (~: too noisy to rank)",
+        "median wall time per call of the last point re-run (~: too noisy to rank)",
     ),
     ("guard\nµs", "warm guard_manager.check of the entry that served the last call"),
-    ("outputs", "equal to eager (assert_close; integers exact)"),
+    ("outputs", "equal to eager, tensor by tensor (assert_close; integers exact)"),
     ("status", ""),
 )
 #: shown after "compiles" only when a run of the sequence had a failed compile

@@ -47,6 +47,7 @@ class LoadedTarget:
     driver: Callable[..., Any] | None = None
     #: checks each call a driver makes against ``dims`` (see DriverDims); None without a driver
     driver_dims: DriverDims | None = None
+    driver_name: str | None = None  #: the scenario's ``driver:`` as written
 
     def make_args(self, batch_size: int) -> tuple:
         """The positional arguments at batch size ``batch_size`` (a batch-only scenario)."""
@@ -150,6 +151,7 @@ def load(scenario: Scenario) -> LoadedTarget:
             var_kw,
             _seeded(driver, scenario.seed),
             DriverDims(scenario.dims, names, _error_at(scenario)),
+            scenario.driver,
         )
     if scenario.factory:
         factory = resolve(scenario, scenario.factory, "factory")

@@ -61,7 +61,7 @@ def explanation(
             for run in runs
         ]
         body.append(
-            f"<h2>Runtime cost, sequence {esc(name)} (last call repeated)</h2>"
+            f"<h2>Runtime cost, sequence {esc(name)} (last point re-run)</h2>"
             + html_table(((h, "") for h in ex.COST_HEADERS), rows, "costs")
             + f'<p class="muted">{esc(ex.COST_LEGEND)}</p>'
         )

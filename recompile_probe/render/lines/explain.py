@@ -16,7 +16,7 @@ from .. import cells
 
 COST_HEADERS = ("strategy", "compiles", "µs/call", "eager µs", "guard check µs", "cold guard µs")
 COST_LEGEND = (
-    "µs/call: median of the last call repeated (marks included; ~: too noisy to "
+    "µs/call: median of the last point re-run (marks included; ~: too noisy to "
     f"rank, median > {NOISE_RATIO}x the fastest sample); guard check µs: warm "
     "guard_manager.check of the entry that served it, on the real inputs; cold guard "
     "µs: CompilationMetrics.guard_latency_us, measured at compile with caches "

@@ -49,7 +49,7 @@ def render(
             pad_edge=False,
             show_edge=False,
             collapse_padding=True,
-            title=f"Runtime cost, sequence {name} (last call repeated)",
+            title=f"Runtime cost, sequence {name} (last point re-run)",
             title_justify="left",
         )
         for i, header in enumerate(COST_HEADERS):
