@@ -35,6 +35,7 @@ def _why(run: Run, key: str) -> tuple[str, ...]:
         return tuple(
             f"call {c.index} ({at_call(run, c.index)}): "
             f"{'differs from eager' if c.outputs_match is False else 'not compared'}"
+            + (f" ({c.outputs_detail})" if c.outputs_detail else "")
             for c in run.calls
             if c.outputs_match is not True and c.event != "error"
         )

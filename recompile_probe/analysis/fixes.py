@@ -38,6 +38,9 @@ class Fix:
     steady_state_us: float | None
     #: lines no run of this report executed (e.g. mark_unbacked's torch._check template)
     advice: tuple[str, ...] = ()
+    #: False: the run's outputs could not be compared with eager, so this fix is measured by
+    #: its counts only (its outputs_detail says what could not be compared)
+    outputs_compared: bool = True
 
 
 @dataclass(frozen=True)
@@ -66,14 +69,16 @@ def recompiles(
     run: Run, runs: list[Run], strategies: Mapping[str, Strategy], args: Arguments
 ) -> list[Recompile]:
     """Each recompile of ``run``, with the strategies of the same sequence that measurably did
-    not recompile on that call and matched eager."""
+    not recompile on that call and matched eager (or whose outputs could not be compared:
+    fixes by counts only, after the others)."""
     out = []
     events = {e.compile_id: e for e in run.compile_events}
     for t in transitions(run):
         event = events.get(t.compile_id)
         fixes = []
         for other in runs:
-            if other is run or not eligible(other) or other.outputs_match is not True:
+            # outputs not compared (None) stay a fix measured by counts, labelled as such
+            if other is run or not eligible(other) or other.outputs_match is False:
                 continue
             call = other.calls[t.call_index] if t.call_index < len(other.calls) else None
             if call is None or call.event in ("recompile", "error", "eager"):
@@ -90,10 +95,12 @@ def recompiles(
                     other.compiles,
                     other.steady_state_us,
                     () if measured else tuple(check_lines(strategy, args, acting)),
+                    other.outputs_match is True,
                 )
             )
         fixes.sort(
             key=lambda f: (
+                not f.outputs_compared,
                 f.compiles if f.compiles is not None else 1 << 30,
                 f.steady_state_us or 0.0,
             )

@@ -26,8 +26,14 @@ def noisy(run: Run) -> bool:
 
 
 def eligible(run: Run) -> bool:
-    """A run that can win: it finished, and its outputs did not differ from eager."""
-    return run.status == "ok" and run.outputs_match is not False and run.compiles is not None
+    """A run that can win: it finished, its outputs did not differ from eager, and the strategy
+    took effect (sources that matched nothing leave the default run, relabelled)."""
+    return (
+        run.status == "ok"
+        and run.outputs_match is not False
+        and run.compiles is not None
+        and not run.no_effect
+    )
 
 
 def _value(x: float | None) -> float:
@@ -125,6 +131,9 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
     mismatched = [r.strategy for r in runs if r.status == "ok" and r.outputs_match is False]
     if mismatched:
         parts.append(f"outputs differ from eager: {', '.join(mismatched)}")
+    idle = [r.strategy for r in runs if r.status == "ok" and r.no_effect]
+    if idle:
+        parts.append(f"no effect (matched no source): {', '.join(idle)}")
     failed = [r.strategy for r in runs if r.status == "error"]
     if failed:
         parts.append(f"error: {', '.join(failed)}")

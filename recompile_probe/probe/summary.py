@@ -51,7 +51,7 @@ def summarize(
     times = [e.compile_time_ms for e in events]
     known_times = [t for t in times if t is not None]
     timing = driver.timing
-    marked, notes = _marking(driver, strategy, target, acting)
+    marked, notes, no_effect = _marking(driver, strategy, target, acting, entries)
     sequence = batch_values(points, scenario.symbols)
     return Run(
         target=target.name,
@@ -92,6 +92,7 @@ def summarize(
             None,
         ),
         marked_dims=marked,
+        no_effect=no_effect,
         notes=(*notes, *driver.notes),
         points=tuple(p.as_dict() for p in points),
     )
@@ -189,24 +190,62 @@ def _own_frame_newest(events: list[CompileEvent]) -> CompileEvent | None:
 
 
 def _marking(
-    driver: Driver, strategy: Strategy, target: LoadedTarget, acting: tuple[str, ...]
-) -> tuple[int | None, tuple[str, ...]]:
-    """(marked_dims, notes): how many dims the strategy marked or named, and a note when a
-    strategy meant to mark had nothing to mark (e.g. batch_dims: {}, or a list of tensors)."""
+    driver: Driver,
+    strategy: Strategy,
+    target: LoadedTarget,
+    acting: tuple[str, ...],
+    entries: list[EntryInfo] | None,
+) -> tuple[int | None, tuple[str, ...], str | None]:
+    """(marked_dims, notes, no_effect): how many dims the strategy marked or named, a note when
+    a strategy meant to mark had nothing to mark (e.g. batch_dims: {}, or a list of tensors),
+    and why it had no effect when the sources it named match nothing the compiled frames guard
+    on (Dynamo ignores a source that names nothing, so such a run is the default one)."""
     by_sources = any(v == BATCH_SOURCES for v in strategy.config.values())
     what = ", ".join(acting) or "no symbol"
     why = f"no dim of {what} is a tensor dim (dims are empty or name non-tensor arguments)"
     if driver.mark is not None:
         marked = len(driver.mark.marked)
         if marked == 0 and driver.calls:
-            return 0, (f"nothing to mark: {why}; ran without marks",)
-        return marked, ()
-    if by_sources:
-        named = target.sources(acting, driver.last_inputs)
+            return 0, (f"nothing to mark: {why}; ran without marks",), None
+        return marked, (), None
+    written = _written_sources(strategy)
+    if by_sources or written:
+        named = target.sources(acting, driver.last_inputs) if by_sources else written
         if not named:
-            return 0, (f"nothing to name: {why}; set no source",)
-        return len(named), ()
-    return None, ()
+            return 0, (f"nothing to name: {why}; set no source",), None
+        unmatched = _unmatched(sorted({s for s, _ in named}), entries)
+        if unmatched is not None and len(unmatched) == len({s for s, _ in named}):
+            no_effect = (
+                f"no effect: matched no source: {', '.join(unmatched)} named nothing the "
+                "compiled frames guard on, so Dynamo ignored them"
+            )
+            return len(named), (no_effect,), no_effect
+        return len(named), (), None
+    return None, (), None
+
+
+def _written_sources(strategy: Strategy) -> list[tuple[str, int]]:
+    """The (source, dim) pairs a custom strategy wrote into a sources knob itself."""
+    out: list[tuple[str, int]] = []
+    for dotted, value in strategy.config.items():
+        if not dotted.endswith(("unbacked_sources", "dynamic_sources")):
+            continue
+        if not isinstance(value, str) or value == BATCH_SOURCES:
+            continue
+        for part in filter(None, (p.strip() for p in value.split(","))):
+            source, _, dim = part.rpartition(":")
+            if source and dim.isdigit():
+                out.append((source, int(dim)))
+    return out
+
+
+def _unmatched(sources: list[str], entries: list[EntryInfo] | None) -> list[str] | None:
+    """The sources no guard of any cache entry names; None when the entries are unknown."""
+    if not entries:
+        return None
+    texts = [g.text for e in entries for g in e.guards]
+    named = {g.source for e in entries for g in e.guards if g.source}
+    return [s for s in sources if s not in named and not any(s in t for t in texts)]
 
 
 def _with_symbol(event: CompileEvent, target: LoadedTarget, driver: Driver) -> CompileEvent:

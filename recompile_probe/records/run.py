@@ -199,6 +199,9 @@ class Run:
     outputs_detail: str | None = None
     #: (argument, dim) pairs the strategy marked, or named as sources; None: it marks nothing
     marked_dims: int | None = None
+    #: why the strategy changed nothing, e.g. "no effect: matched no source: L['input_ids'] ..."
+    #: (sources that name no value of the compiled frame); such a run is never a fix
+    no_effect: str | None = None
     #: facts about how this run went that the figures alone do not say
     notes: tuple[str, ...] = ()
     #: the sequence's points, every size symbol -> size; ``sequence`` holds their B values (the

@@ -231,6 +231,45 @@ def dynamo_source(
 
 
 @dataclass(frozen=True)
+class FrameArgs:
+    """How the frame Dynamo compiles names its arguments: the code object's own parameters,
+    not the signature ``inspect`` shows. A decorator's ``wrapped_func(*args, **kwargs)`` (which
+    transformers puts around forward) makes ``input_ids`` ``L['kwargs']['input_ids']`` and
+    positional argument 0 of a bound method ``L['args'][1]``, whatever ``__wrapped__`` says."""
+
+    positional: tuple[str, ...]  #: the code's positional parameters, ``self`` included
+    keyword_only: tuple[str, ...] = ()
+    var_positional: str | None = None
+    var_keyword: str | None = None
+    #: leading positional parameters bound before the call (``self`` of a method or module)
+    bound: int = 0
+
+
+def frame_source(path: Path, frame: FrameArgs) -> str | None:
+    """``dynamo_source`` for a known frame: the source Dynamo's guards and reasons name."""
+    head = path.head
+    if isinstance(head, int):
+        i = head + frame.bound
+        if i < len(frame.positional):
+            out = f"L[{frame.positional[i]!r}]"
+        elif frame.var_positional is not None:
+            out = f"L[{frame.var_positional!r}][{i - len(frame.positional)}]"
+        else:
+            return None
+    elif head in frame.positional or head in frame.keyword_only:
+        out = f"L[{head!r}]"
+    elif frame.var_keyword is not None:
+        out = f"L[{frame.var_keyword!r}][{head!r}]"
+    else:
+        return None
+    for kind, value in path.steps:
+        if kind == "*":
+            return None  # a pattern, not one value
+        out += f".{value}" if kind == "attr" else f"[{value!r}]"
+    return out
+
+
+@dataclass(frozen=True)
 class DimRef:
     """Dims of one argument (or a path into one) that follow a size symbol."""
 

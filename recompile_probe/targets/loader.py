@@ -23,7 +23,7 @@ from ..errors import TargetError, did_you_mean
 from ..scenario.builtin_targets import BUILTIN_TARGETS
 from ..scenario.inputs import spec_refs
 from ..scenario.model import Scenario
-from ..sizes.paths import DimRef, dynamo_source
+from ..sizes.paths import DimRef, FrameArgs, dynamo_source, frame_source
 from ..sizes.paths import resolve as resolve_path
 from ..sizes.points import BATCH, Point
 from . import inputs
@@ -48,6 +48,14 @@ class LoadedTarget:
     #: checks each call a driver makes against ``dims`` (see DriverDims); None without a driver
     driver_dims: DriverDims | None = None
     driver_name: str | None = None  #: the scenario's ``driver:`` as written
+    #: how the compiled frame names its arguments (None: not a Python function's frame)
+    frame: FrameArgs | None = None
+
+    def source_of(self, path: Any) -> str | None:
+        """The source Dynamo names this argument path by, e.g. ``L['kwargs']['input_ids']``."""
+        if self.frame is not None:
+            return frame_source(path, self.frame)
+        return dynamo_source(path, self.param_names, self.var_keyword)
 
     def make_args(self, batch_size: int) -> tuple:
         """The positional arguments at batch size ``batch_size`` (a batch-only scenario)."""
@@ -79,7 +87,7 @@ class LoadedTarget:
                 else [ref.path]
             )
             for path in paths:
-                source = dynamo_source(path, self.param_names, self.var_keyword)
+                source = self.source_of(path)
                 if source is not None:
                     out.extend((source, d) for d in ref.dims)
         return out
@@ -88,7 +96,7 @@ class LoadedTarget:
         """(Dynamo source, dim, symbol) of every dim a symbol moves (``[*]`` paths left out)."""
         out: list[tuple[str, int, str]] = []
         for ref in self.dims:
-            source = dynamo_source(ref.path, self.param_names, self.var_keyword)
+            source = self.source_of(ref.path)
             if source is not None:
                 out.extend((source, d, ref.symbol) for d in ref.dims)
         return out
@@ -106,14 +114,18 @@ class LoadedTarget:
                 if inputs is None
                 else [p for p, _ in resolve_path(ref.path, inputs[0], inputs[1], self.param_names)]
             )
-            if dim in ref.dims and any(
-                dynamo_source(p, self.param_names, self.var_keyword) == source for p in paths
-            ):
+            if dim in ref.dims and any(self.source_of(p) == source for p in paths):
                 found.add(ref.symbol)
         return found.pop() if len(found) == 1 else None
 
 
 def load(scenario: Scenario) -> LoadedTarget:
+    target = _load(scenario)
+    target.frame = frame_args(target.fn)
+    return target
+
+
+def _load(scenario: Scenario) -> LoadedTarget:
     builtin = BUILTIN_TARGETS.get(scenario.target)
     if builtin is not None:
         from . import logprobs
@@ -305,6 +317,28 @@ def unwrap(obj: Any) -> tuple[Any, Any | None]:
     if orig is not None:
         return orig, obj
     return obj, None
+
+
+def frame_args(fn: Any) -> FrameArgs | None:
+    """The arguments of the frame Dynamo compiles for ``fn``: a function's own code, a method's
+    function with ``self`` bound, a module's ``forward`` (what Dynamo traces for a module)."""
+    bound = 0
+    if not inspect.isfunction(fn) and not inspect.ismethod(fn) and hasattr(fn, "forward"):
+        fn = getattr(type(fn), "forward", None)
+        bound = 1
+    elif inspect.ismethod(fn):
+        fn, bound = fn.__func__, 1
+    code = getattr(fn, "__code__", None)
+    if code is None or not inspect.isfunction(fn):
+        return None
+    names = code.co_varnames
+    positional = names[: code.co_argcount]
+    keyword_only = names[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+    rest = code.co_argcount + code.co_kwonlyargcount
+    var_positional = names[rest] if code.co_flags & inspect.CO_VARARGS else None
+    rest += var_positional is not None
+    var_keyword = names[rest] if code.co_flags & inspect.CO_VARKEYWORDS else None
+    return FrameArgs(tuple(positional), tuple(keyword_only), var_positional, var_keyword, bound)
 
 
 def parameters(fn: Callable) -> tuple[list[str | None], str | None]:

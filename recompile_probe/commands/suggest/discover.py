@@ -9,7 +9,6 @@ from typing import Any
 from ...records.suggestion import Location
 from ...scenario.model import Scenario
 from ...sizes.paths import Path as ArgPath
-from ...sizes.paths import dynamo_source
 from ...sizes.points import Point
 from ...strategies.advice import path_name
 
@@ -111,9 +110,7 @@ def discover(
     for _, shapes in observed:
         paths.update(dict.fromkeys(shapes))
     declared = {
-        (dynamo_source(ref.path, target.param_names, target.var_keyword), d): ref.symbol
-        for ref in target.dims
-        for d in ref.dims
+        (target.source_of(ref.path), d): ref.symbol for ref in target.dims for d in ref.dims
     }
     locations: list[Location] = []
     for path in paths:
@@ -133,7 +130,7 @@ def discover(
             argument: int | str = (
                 path.head if isinstance(path.head, int) and not path.steps else str(path)
             )
-            source = dynamo_source(path, target.param_names, target.var_keyword)
+            source = target.source_of(path)
             # `dims:` says which symbol moves it; else the one symbol its sizes follow
             symbol = declared.get((source, dim)) or _symbol_of(
                 values, [p for p, _ in seen], scenario.symbols

@@ -124,11 +124,13 @@ def code_for(
 
 def yaml_for(e: Evaluation, name: str, runs: list[Run]) -> str:
     """The recommendation as scenario YAML (a custom strategy with its marks) and its budget."""
-    budget = {
+    budget: dict[str, object] = {
         "max_compiles": max((r.compiles or 0) for r in runs) if runs else 0,
         "max_recompiles": max((r.recompiles or 0) for r in runs) if runs else 0,
-        "outputs_match": True,
     }
+    # only a budget this search verified: outputs that were not compared cannot promise a match
+    if runs and all(r.outputs_match is True for r in runs):
+        budget["outputs_match"] = True
     if e.whole_function or not e.marks:
         return advice.yaml(e.whole_function or "default", "", (), budget)
     return advice.yaml(

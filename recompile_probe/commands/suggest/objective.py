@@ -1,6 +1,7 @@
 """The objective a candidate is ranked by, and a candidate's runs summed over the sequences.
 
-In order: status ok with outputs equal to eager; fewest compiles over every sequence; fewest
+In order: status ok; outputs equal to eager before outputs not compared (unknown is never a
+match); fewest compiles over every sequence; fewest
 guards of the newest entry (guard_count, then shape_env_guard_count); lowest steady-state
 µs/call, where two candidates whose [fastest, p90] sample ranges overlap count as equally fast;
 fewest changed dims (a whole-function strategy counts as every varying dim plus one); fewest
@@ -78,8 +79,16 @@ def _inf(value: int | None) -> float:
 
 
 def primary(e: Evaluation) -> tuple:
-    """The objective before speed: ok first, then compiles, guards, shape-env guards."""
-    return (e.status != "ok", _inf(e.compiles), _inf(e.guard_count), _inf(e.shape_env_guard_count))
+    """The objective before speed: ok first, outputs verified equal before outputs that could
+    not be compared (unknown: never taken for a match), then compiles, guards, shape-env
+    guards."""
+    return (
+        e.status != "ok",
+        e.outputs_match is not True,
+        _inf(e.compiles),
+        _inf(e.guard_count),
+        _inf(e.shape_env_guard_count),
+    )
 
 
 def same_speed(a: Evaluation, b: Evaluation) -> bool:

@@ -158,7 +158,8 @@ def recompile_lines(r: Recompile, plain: bool = True) -> list[str]:
         for fix in r.fixes:
             cost = cells.num(fix.steady_state_us, "{:.1f}")
             compiles = "n/a compiles" if fix.compiles is None else plural(fix.compiles, "compile")
-            lines.append(f"    {fix.strategy} ({compiles}, {cost} µs/call):")
+            unchecked = "" if fix.outputs_compared else "; measured by counts, outputs not compared"
+            lines.append(f"    {fix.strategy} ({compiles}, {cost} µs/call{unchecked}):")
             lines += [f"        {line}" for line in fix.change]
             if fix.advice:
                 lines.append(
