@@ -144,6 +144,9 @@ def cause_counts(
                 {"cause": cause, "ids": [], "seen": 0, "order": len(found), "origin": None},
             )
             item["seen"] += 1
+            # incidental only if it never was a recompile's sole cause
+            if item["cause"].incidental and not cause.incidental:
+                item["cause"] = replace(item["cause"], incidental=False)
             if item["origin"] is None:
                 item["origin"] = next(
                     (

@@ -55,11 +55,9 @@ class Cause:
     rank: int  #: TENSOR .. UNKNOWN: lower is more informative
     entries: tuple[str, ...]  #: the cache entries whose guard failed for it
     guards: tuple[str, ...]  #: the failing guard texts, comments stripped, one per distinct text
-
-    @property
-    def incidental(self) -> bool:
-        """A container's length: fails whenever an optional argument comes or goes."""
-        return self.rank == CONTAINER_LENGTH
+    #: a container's length beside other causes: it fails whenever an optional argument comes
+    #: or goes, so it says nothing about what the call changed. Alone, it is the cause.
+    incidental: bool = False
 
     def key(self) -> tuple:
         """Identity across recompiles of a function: the input and the change (for a length or
@@ -86,6 +84,8 @@ class Cause:
             )
             return f"{head}: {change}"
         if self.what == "length":
+            if self.kind == "arguments_changed":
+                return f"the arguments changed: len({src}) was {self.before}"
             return f"len({src}) changed (was {self.before}): an optional argument came or went"
         if self.what == "value":
             return f"{src} changed (was {self.before})"
@@ -121,7 +121,7 @@ def _reduce(entry: str | None, text: str) -> tuple[tuple, dict]:
             dim=None,
             before=length.group("value"),
             after=None,
-            kind="python_scalar_change",
+            kind=detail.kind if detail.kind == "arguments_changed" else "python_scalar_change",
             rank=CONTAINER_LENGTH,
         )
     if detail.what in _TENSOR_WHATS:
@@ -171,6 +171,7 @@ def group(lines: Iterable[str]) -> list[Cause]:
         found.values(),
         key=lambda c: (c["rank"] == CONTAINER_LENGTH, -len(c["entries"]), c["rank"], c["order"]),
     )
+    others = any(c["rank"] != CONTAINER_LENGTH for c in ordered)
     return [
         Cause(
             c["what"],
@@ -182,6 +183,7 @@ def group(lines: Iterable[str]) -> list[Cause]:
             c["rank"],
             tuple(c["entries"]),
             tuple(c["guards"]),
+            others and c["rank"] == CONTAINER_LENGTH,
         )
         for c in ordered
     ]

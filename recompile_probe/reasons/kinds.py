@@ -148,6 +148,26 @@ TABLE: Mapping[str, Kind] = MappingProxyType(
                 "(or functools.partial) for every torch.compile.",
                 "the backend changed: compile once per backend",
             ),
+            Kind(
+                "object_state",
+                "a flag or counter on an object the function reads changed (a cache's "
+                "`is_initialized`, a module's `training`, a config field): "
+                "`kwargs['cache'].layers[0].is_initialized == False`",
+                "the function branches on the state of an object it is given, so each state "
+                "gets its own graph; marking dims cannot change that.",
+                "an object's state is part of the graph: keep it the same on every call (build "
+                "the object once, in its final state, before the first call), or keep the "
+                "branch on it outside the compiled function",
+            ),
+            Kind(
+                "arguments_changed",
+                "the set of arguments changed: `len(kwargs) == 6` or `len(args) == 1` of a "
+                "function taking *args or **kwargs (a keyword argument came or went)",
+                "the call passes other arguments than the cached one did; marking dims cannot "
+                "change that.",
+                "pass the same arguments on every call (an optional one explicitly as None "
+                "rather than left out)",
+            ),
         )
     }
 )

@@ -24,6 +24,10 @@ _EXPECTED = re.compile(r"expected (?P<expected>[^,]+?)(?:, actual (?P<actual>.+)
 _SIZE_EXPR = re.compile(r"(?P<src>[\w\[\]'\".]+?)\.(?P<prop>size|stride)\(\)\[(?P<dim>\d+)\]")
 _ZERO_ONE = re.compile(r"^2 <= (?P<src>[\w\[\]'\".]+?)\.size\(\)\[(?P<dim>\d+)\]$")
 _EQUALS = re.compile(r"^(?P<src>.+?)\s*==\s*(?P<value>.+)$")
+#: the length of a frame's *args / **kwargs: the set of arguments, not a user list
+_ARGUMENTS = re.compile(r"^len\((?:L\[')?(?:args|kwargs)(?:'\])?\)$")
+#: an attribute of a value (``kwargs['cache'].layers[0].is_initialized``): an object's state
+_ATTRIBUTE = re.compile(r"[\w\]]\.[A-Za-z_]\w*(?:\[[^\]]*\])*$")
 _TYPE = re.compile(r"expected type of '(?P<name>[^']+)'.*found (?P<actual>.+)$")
 
 
@@ -140,12 +144,17 @@ def parse_line(line: str) -> ReasonDetail:
         subject = equals.group("src").strip()
         if subject.isidentifier():
             subject = local_source(subject)
+        value = equals.group("value").strip()
+        if _ARGUMENTS.match(subject):
+            return ReasonDetail("arguments_changed", "length", subject, expected=value, **base)
         kind = (
             "global_or_config_change"
             if subject.startswith("G[") or "config" in subject
+            else "object_state"
+            if _ATTRIBUTE.search(subject) and not subject.startswith("len(")
             else "python_scalar_change"
         )
-        return ReasonDetail(kind, "value", subject, expected=equals.group("value").strip(), **base)
+        return ReasonDetail(kind, "value", subject, expected=value, **base)
     return ReasonDetail("other", "unknown", **base)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from helpers import ROOT
 from recompile_probe.reasons.kinds import KINDS
 from recompile_probe.reasons.parse import classify, parse_line, refine
 from recompile_probe.reasons.text import failure_lines
@@ -180,10 +181,20 @@ def test_backend_change_from_a_real_recompile():
 
 
 def test_every_kind_is_documented():
-    assert {"duck_sizing", "user_specialization", "type_or_id_change", "backend_change"} <= set(
-        KINDS
-    )
-    assert len(set(KINDS)) == len(KINDS) == 14
+    text = (ROOT / "docs" / "explain.md").read_text()
+    assert len(set(KINDS)) == len(KINDS)
+    assert [k for k in KINDS if f"`{k}`" not in text] == []
+
+
+def test_an_objects_state_and_the_set_of_arguments_have_their_own_kinds():
+    state = parse_line("0/3: kwargs['cache'].layers[0].is_initialized == False")
+    assert (state.kind, state.expected) == ("object_state", "False")
+    assert parse_line("0/0: L['self'].training == True").kind == "object_state"
+    assert parse_line("0/1: len(kwargs) == 6").kind == "arguments_changed"
+    assert parse_line("0/1: len(L['args']) == 1").kind == "arguments_changed"
+    # a user's list and a plain value keep theirs
+    assert parse_line("0/0: len(L['xs']) == 3").kind == "python_scalar_change"
+    assert parse_line("0/0: L['n'] == 3").kind == "python_scalar_change"
 
 
 def test_refine_only_turns_specialized_origins_into_user_specialization():
