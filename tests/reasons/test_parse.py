@@ -180,10 +180,14 @@ def test_backend_change_from_a_real_recompile():
 
 
 def test_every_kind_is_documented():
-    assert {"duck_sizing", "user_specialization", "type_or_id_change", "backend_change"} <= set(
-        KINDS
-    )
-    assert len(set(KINDS)) == len(KINDS) == 14
+    assert {
+        "duck_sizing",
+        "user_specialization",
+        "type_or_id_change",
+        "backend_change",
+        "shared_code_object",
+    } <= set(KINDS)
+    assert len(set(KINDS)) == len(KINDS) == 15
 
 
 def test_refine_only_turns_specialized_origins_into_user_specialization():
