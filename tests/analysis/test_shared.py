@@ -126,3 +126,54 @@ def test_run_and_explain_name_the_shared_code_object(tmp_path):
     assert wrapper[1]["reason_kind"] == "shared_code_object"
     text = CliRunner().invoke(app, ["explain", str(path), "--strategy", "default", "-q"]).stdout
     assert "one code object shared by 2 functions: Model.forward, inner" in text
+
+
+def test_tiny_llama_shares_transformers_deprecate_kwarg_wrapper():
+    transformers = pytest.importorskip("transformers")
+    from transformers import masking_utils
+
+    config = transformers.LlamaConfig(
+        vocab_size=64,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(config).eval()
+    wrapped = (
+        transformers.LlamaForCausalLM.forward,
+        transformers.LlamaModel.forward,
+        masking_utils.create_causal_mask,
+    )
+    code = wrapped[0].__code__
+    if any(fn.__code__ is not code for fn in wrapped):
+        pytest.skip("this transformers does not wrap the three in one decorator")
+    expected = [fn.__wrapped__.__qualname__ for fn in wrapped]
+    ids = torch.randint(1, 64, (1, 6))
+    # an unbacked sequence length makes data-dependent graph breaks: Dynamo then enters the
+    # wrapper as its own frame for the model's forward and for the mask function
+    torch._dynamo.decorators.mark_unbacked(ids, 1)
+    compiled = torch.compile(model.forward, backend="eager")
+    with Recorder() as rec, torch.no_grad():
+        compiled(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
+    # Dynamo's truth: one entry per function on the one code object, each after the first a
+    # recompile of it
+    assert len(_debug_get_cache_entry_list(code)) == 3
+    assert [m.cache_size for m in _wrapper_records(code)] == [0, 1, 2]
+    ((found, summary),) = [
+        (s, f)
+        for s in shared_code(rec.events)
+        for f in by_function(rec.events)
+        if (s["filename"], s["line"]) == (code.co_filename, code.co_firstlineno)
+        and (f.filename, f.line) == (code.co_filename, code.co_firstlineno)
+    ]
+    assert found["functions"] == expected
+    assert (found["compiles"], found["recompiles"]) == (3, 2)
+    assert summary.causes[0].label == (
+        "one code object shared by 3 functions: "
+        "LlamaForCausalLM.forward, LlamaModel.forward, create_causal_mask"
+    )
+    assert all(c.kind != "type_or_id_change" for c in summary.causes if c.recompiles)
