@@ -189,8 +189,27 @@ def wrap_text(text: str, indent: str, width: int = 100) -> list[str]:
     )
 
 
+def error_lines(x: Explanation) -> list[str]:
+    """The error of a strategy that raised, the line that specialized what it marked, and why
+    the strategy cannot help; [] for a run that did not error."""
+    e = x.error
+    if e is None:
+        return []
+    where = f" at call {e.call_index}" if e.call_index is not None else ""
+    lines = [
+        f"{x.run.strategy} raised {e.type}{where}" + (f", {e.compile_id}" if e.compile_id else "")
+    ]
+    lines += wrap_text(f"  {e.message}", "    ")
+    for spec in e.specialized:
+        src = spec.get("source")
+        lines.append(f"  {src} specialized to {spec.get('value')}")
+        lines += under(spec.get("origin"), "    ")
+    lines += wrap_text(f"  Why it cannot help: {e.why}", "    ")
+    return lines
+
+
 def blocks(x: Explanation) -> list[list[str]]:
-    blocks = [entry_lines(x.run)]
+    blocks = [b for b in (error_lines(x),) if b] + [entry_lines(x.run)]
     blocks += [diff_lines(d) for d in x.diffs]
     plain = cells.plain([x.run])
     blocks += [recompile_lines(r, plain) for r in x.recompiles]
