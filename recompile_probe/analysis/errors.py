@@ -61,7 +61,7 @@ def explain_error(run: Run, strategy: Strategy | None = None) -> ErrorExplanatio
     ]
     raised = next((e for e in failed if e.fail_type == error.type), failed[-1] if failed else None)
     cid = raised.compile_id if raised is not None else None
-    sources = _sources(error.message) or _sources(raised.fail_reason or "" if raised else "")
+    sources = _sources(error.message) or _sources((raised.fail_reason or "") if raised else "")
     specs = [s for s in run.specializations or () if cid is not None and s.get("compile_id") == cid]
     named = [s for s in specs if s.get("source") in sources]
     specialized = tuple(named + [s for s in specs if s not in named])
