@@ -14,6 +14,7 @@ from ..records.run import CacheEntry, Run
 from ..strategies.advice import Arguments
 from ..strategies.model import Strategy
 from .diffs import GuardDiff, diffs, kinds, shape_env_guards
+from .errors import ErrorExplanation, explain_error
 from .fixes import Recompile, recompiles
 from .notes import noise_note, slow_winner
 from .sequence import run_points
@@ -24,6 +25,8 @@ class Explanation:
     run: Run
     diffs: tuple[GuardDiff, ...]
     recompiles: tuple[Recompile, ...]
+    #: the run errored: the error, the line behind it and why the strategy cannot help
+    error: ErrorExplanation | None = None
 
 
 def explain(
@@ -33,8 +36,8 @@ def explain(
     chosen: list[str] | None = None,
     sequence: str | None = None,
 ) -> tuple[list[Explanation], list[str]]:
-    """Explanations for the chosen strategies (default: every one that compiled more than once),
-    and the cost notes per sequence."""
+    """Explanations for the chosen strategies (default: every one that compiled more than once
+    or errored), and the cost notes per sequence."""
     out, notes = [], []
     for name, _ in report.sequences():
         if sequence is not None and name != sequence:
@@ -44,11 +47,18 @@ def explain(
             if note:
                 notes.append(f"{name}: {note}")
         for run in runs:
-            wanted = run.strategy in chosen if chosen is not None else (run.compiles or 0) > 1
+            wanted = (
+                run.strategy in chosen
+                if chosen is not None
+                else (run.compiles or 0) > 1 or run.status == "error"
+            )
             if wanted:
                 out.append(
                     Explanation(
-                        run, tuple(diffs(run)), tuple(recompiles(run, runs, strategies, args))
+                        run,
+                        tuple(diffs(run)),
+                        tuple(recompiles(run, runs, strategies, args)),
+                        explain_error(run, strategies.get(run.strategy)),
                     )
                 )
     return out, notes
@@ -89,6 +99,7 @@ def to_dict(report: Report, explanations: list[Explanation], notes: list[str]) -
                 "recompile_reasons": [asdict(r) for r in x.recompiles],
                 "specializations": x.run.specializations,
                 "graph_breaks": x.run.graph_breaks,
+                "error": asdict(x.error) if x.error is not None else None,
             }
             for x in explanations
         ],

@@ -128,7 +128,7 @@ def recompiles(
                 kind,
                 event.reason_detail if event else None,
                 tuple(fixes),
-                None if fixes else no_fix_why(kind),
+                None if fixes else no_fix_why(kind, event.reason_detail if event else None),
                 moved(run, t),
                 call.sizes if call else None,
                 None if found is None else tuple(found),

@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from ..reasons import causes as causes_mod
+from ..reasons.kinds import remedy
 from ..reasons.parse import classify
 from ..reasons.text import failure_lines, strip_comment
 from ..records.compile_ids import compile_key
 from ..records.run import CompileEvent
 from ..records.watch import CauseCount, FunctionSummary, ReasonCount
+from . import shared
 
 
 def by_function(
@@ -34,6 +36,7 @@ def by_function(
     groups: dict[tuple, list[CompileEvent]] = {}
     for e in events:
         groups.setdefault((e.function, e.filename, e.line), []).append(e)
+    sharing = shared.shared_functions(events)
     out = []
     for key, group in groups.items():
         reasons: dict[tuple, int] = {}
@@ -86,11 +89,13 @@ def by_function(
                 reasons=tuple(
                     ReasonCount(k, t, n, reason_origin.get((k, t))) for (k, t), n in reasons.items()
                 ),
-                causes=cause_counts(group, extras),
+                causes=cause_counts(group, extras, sharing.get(key)),
                 code_name=code_name if renamed else None,
                 call_site=call_site,
                 graph_break_origins=_merged(seen, "graph_breaks", ("reason",), count=True),
                 specializations=_merged(seen, "specializations", ("source", "value")),
+                shared_by=tuple(sharing.get(key) or ()),
+                shared_remedy=_shared_remedy(group) if key in sharing else None,
             )
         )
     return out
@@ -115,17 +120,22 @@ def _merged(
 
 
 def cause_counts(
-    events: list[CompileEvent], extras: dict[str, dict] | None = None
+    events: list[CompileEvent],
+    extras: dict[str, dict] | None = None,
+    shared_by: list[str] | None = None,
 ) -> tuple[CauseCount, ...]:
     """The root causes of these recompiles (every failing guard, grouped; causes.py), each with
     the recompiles it is the first-ranked cause of: those first (dearer first, incidental ones
-    last), then the ones that only also failed."""
+    last), then the ones that only also failed. A recompile of kind shared_code_object has the
+    sharing as its first cause (``shared_by``: the functions), its guards after it."""
     found: dict[tuple, dict] = {}
     for e in events:
         if not e.recompile:
             continue
         lines = list(e.failures) or failure_lines(e.reason)
         group = causes_mod.group(lines)
+        if e.reason_kind == shared.SHARED:
+            group = [_shared_cause(e, shared_by), *group]
         # the origin of each entry's first failing guard (reason_origins follows reason's lines)
         firsts: dict[tuple[str, str], Any] = {}
         every = ((extras or {}).get(compile_key(e.compile_id, e.resets)) or {}).get(
@@ -190,6 +200,27 @@ def cause_counts(
             c["origin"],
         )
         for c in ordered
+    )
+
+
+def _shared_remedy(events: list[CompileEvent]) -> str:
+    detail = next((e.reason_detail for e in events if e.reason_kind == shared.SHARED), None)
+    return remedy(shared.SHARED, "", detail)
+
+
+def _shared_cause(e: CompileEvent, shared_by: list[str] | None) -> causes_mod.Cause:
+    detail = e.reason_detail or {}
+    functions = shared_by or [detail.get("function") or "?", *(detail.get("compiled_for") or ())]
+    return causes_mod.Cause(
+        "shared code",
+        None,
+        None,
+        None,
+        None,
+        shared.SHARED,
+        causes_mod.TENSOR,
+        (),
+        (shared.label(functions),),
     )
 
 

@@ -43,8 +43,8 @@ def explain(
         "--strategy",
         "-s",
         help="Explain these strategies (repeat, or a,b). Default: "
-        "every strategy that compiled more than once. All of the scenario's strategies still "
-        "run: they are the measured fixes.",
+        "every strategy that compiled more than once or errored. All of the scenario's "
+        "strategies still run: they are the measured fixes.",
     ),
     sequence: Optional[str] = typer.Option(
         None, "--sequence", help="Only this sequence (by name)."

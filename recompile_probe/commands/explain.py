@@ -24,7 +24,7 @@ class Explained:
 def explain_scenario(
     scenario: Scenario, *, chosen: list[str] | None = None, sequence: str | None = None, **run: Any
 ) -> Explained:
-    """Explain ``chosen`` (default: every strategy that compiled more than once) over
+    """Explain ``chosen`` (default: every strategy that compiled more than once or errored) over
     ``sequence`` (default: every one); the chosen strategies run beside the scenario's own.
     ``run``: run_scenario's keywords (jobs, timeout, trace_dir, debug, on_start, on_run)."""
     from ..execution.session import run_scenario

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 
+from ..analysis.shared import shared_code
 from ..provenance.capture import Collector, capture_hook
 from ..provenance.graph_breaks import graph_break_mark
 from ..recording.recorder import Recorder, delta
@@ -78,6 +79,7 @@ def _figureless(
         points=tuple(p.as_dict() for p in points),
         specializations=None,
         graph_breaks=None,
+        shared_code=None,
     )  # nothing ran: n/a, not "none"
 
 
@@ -157,6 +159,11 @@ def probe(
         acting,
     )
     run = provenance(run, collector, break_mark)
+    seen = any(e.closure_functions is not None for e in run.compile_events)
+    run = replace(
+        run,
+        shared_code=shared_code(run.compile_events) if seen or not run.compile_events else None,
+    )
     written = trace_file()
     if written is None:
         return run

@@ -118,7 +118,9 @@ def provenance(run: Run, collector: Collector, break_mark: int | None) -> Run:
     seen: set[tuple] = set()
     known = 0
     for event in run.compile_events:
-        compiled = collector.get(event.compile_id) if not event.failed else None
+        # a failed compile's ShapeEnv still holds what it specialized: a constraint violation
+        # is raised because the user's code specialized a marked dim
+        compiled = collector.get(event.compile_id) if not event.failed or event.graphs else None
         if compiled is None:
             continue
         known += 1

@@ -132,7 +132,8 @@ def refined(
     specialized is ``user_specialization`` (reasons.parse.refine); any other kind stays."""
     lines = failure_lines(reason)
     first = origins[0] if origins else None
-    if not lines or reason_kind not in KINDS:
+    # a shared code object is told by the closures, which outrank the first guard's line
+    if not lines or reason_kind not in KINDS or reason_kind == "shared_code_object":
         return reason_kind, reason_detail
     kind = refine(parse_line(lines[0]), first.get("role") if first else None)
     if kind is None or kind.kind != "user_specialization" or kind.kind == reason_kind:

@@ -149,6 +149,22 @@ TABLE: Mapping[str, Kind] = MappingProxyType(
                 "the backend changed: compile once per backend",
             ),
             Kind(
+                "shared_code_object",
+                "one code object (a decorator's `wrapped(*args, **kwargs)`) compiled for several "
+                "functions: the entries compiled for one rejected the call of another (the guard "
+                "reads like a swapped object or a changed len(args)); told apart by the "
+                "functions the frame's closure held, not by the text",
+                "the recompile limit is per code object, and this one serves several functions: "
+                "no strategy removes that. Dynamo enters the wrapper as a frame of its own only "
+                "after a graph break above it: remove that break (the wrapper is then inlined), "
+                "compile the inner function (torch.compile(fn.__wrapped__)) instead of the "
+                "decorated one, or raise compile: {recompile_limit: N} to leave room for every "
+                "function.",
+                "one code object serves several functions and its recompile limit is shared: "
+                "remove the graph break above the wrapper (it is then inlined), or compile the "
+                "inner function (fn.__wrapped__) instead of the decorated one",
+            ),
+            Kind(
                 "object_state",
                 "a flag or counter on an object the function reads changed (a cache's "
                 "`is_initialized`, a module's `training`, a config field): "
@@ -172,17 +188,31 @@ TABLE: Mapping[str, Kind] = MappingProxyType(
     }
 )
 
+#: shared_code_object, where the installed torch.compile takes isolate_recompiles (the recorder
+#: feature-detects it and keeps the answer in reason_detail)
+ISOLATE_RECOMPILES = (
+    "Where the functions are compiled by separate torch.compile calls, "
+    "torch.compile(..., isolate_recompiles=True) gives each call its own entries and limit "
+    "(it cannot split the compiles of one torch.compile call)."
+)
+
 KINDS = tuple(TABLE)
 
 
-def no_fix_why(kind: str | None) -> str:
-    return TABLE[kind if kind is not None and kind in TABLE else "other"].no_fix_why
+def _isolates(kind: str | None, detail: Mapping | None) -> bool:
+    return kind == "shared_code_object" and bool((detail or {}).get("isolate_recompiles"))
 
 
-def remedy(kind: str | None, text: str) -> str:
+def no_fix_why(kind: str | None, detail: Mapping | None = None) -> str:
+    text = TABLE[kind if kind is not None and kind in TABLE else "other"].no_fix_why
+    return f"{text} {ISOLATE_RECOMPILES}" if _isolates(kind, detail) else text
+
+
+def remedy(kind: str | None, text: str, detail: Mapping | None = None) -> str:
     """What to do about a recompile no measured marking removed; a length guard (``len(...)``)
     read as a Python value gets the list remedy."""
     if kind in ("python_scalar_change", "other") and "len(" in text:
         return LIST_LENGTH_REMEDY
     entry = TABLE.get(kind or "")
-    return entry.remedy if entry is not None and entry.remedy else SIZE_REMEDY
+    found = entry.remedy if entry is not None and entry.remedy else SIZE_REMEDY
+    return f"{found}. {ISOLATE_RECOMPILES}" if _isolates(kind, detail) else found

@@ -138,6 +138,7 @@ class EventBuilder:
         graphs: int | None = None,
         graph_breaks: int | None = None,
         compiling: Identity | None = None,
+        closure_functions: tuple[dict, ...] | None = None,
     ) -> CompileEvent:
         """The event of one compilation-metrics record (a mapping of its fields).
 
@@ -146,6 +147,7 @@ class EventBuilder:
         used, then the error text, then the record's own ``recompile_reason``. ``compiling``: the
         code object Dynamo was compiling when it wrote the record, where the source saw it: a
         record without a name (a compile that failed before tracing) is that code's.
+        ``closure_functions``: the functions that frame's closure held, where seen.
         """
         cid = None if m.get("compile_id") is None else str(m.get("compile_id"))
         fid = frame_of(cid)
@@ -223,6 +225,7 @@ class EventBuilder:
             graph_breaks=graph_breaks,
             failures=failures,
             resets=self.resets,
+            closure_functions=closure_functions,
         )
 
     def rejected(

@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ..analysis import shared
 from ..provenance.attribution import LiveEvidence, reason_origins, refined
 from ..provenance.capture import Capture, Collector, capture
 from ..provenance.first_use import first_uses
@@ -33,7 +34,13 @@ from ..reasons.text import failure_lines
 from ..records.compile_ids import compile_key
 from ..records.run import CompileEvent
 from ..torch_compat import cache, logs, metrics, stance
-from ..torch_compat.dynamo import backend_calls, compiling_code, current_compile_id
+from ..torch_compat.dynamo import (
+    backend_calls,
+    compile_accepts,
+    compiling_closure_functions,
+    compiling_code,
+    current_compile_id,
+)
 from ..torch_compat.files import is_torch_file
 from .events import EventBuilder
 
@@ -86,6 +93,8 @@ class Recorder:
         #: counter of Dynamo's, which a program may clear); False where this torch has no hook
         self._counts_graphs = False
         self._graph_calls: dict[str, int] = {}
+        #: whether this torch.compile takes isolate_recompiles (read once, at the first closure)
+        self._isolates: bool | None = None
 
     def __enter__(self) -> Recorder:
         stack = contextlib.ExitStack()
@@ -189,7 +198,9 @@ class Recorder:
             identity = (
                 None if code is None else (code.co_name, code.co_filename, code.co_firstlineno)
             )
-            self._add(record, counted=True, compiling=identity)
+            self._add(
+                record, counted=True, compiling=identity, closure=compiling_closure_functions()
+            )
 
     def _on_backend_call(self) -> None:
         """Dynamo hands a graph to a backend: count it for its compile, capture its ShapeEnv."""
@@ -216,9 +227,16 @@ class Recorder:
         self._collector = Collector()
         self._break_mark = 0  # the reset emptied Dynamo's graph-break list too
 
-    def _add(self, record: Any, counted: bool, compiling: tuple | None = None) -> None:
+    def _add(
+        self,
+        record: Any,
+        counted: bool,
+        compiling: tuple | None = None,
+        closure: tuple[dict, ...] | None = None,
+    ) -> None:
         """``counted``: the record arrived as Dynamo wrote it, inside its compile, so what was
-        counted for that compile (graphs, graph breaks) is its own; a record read late has none."""
+        counted for that compile (graphs, graph breaks) is its own; a record read late has none.
+        ``closure``: the functions the compiled frame's closure held (a shared code object)."""
         with self._lock:
             key = metrics.metrics_key(record)
             if key in self._known:
@@ -244,8 +262,13 @@ class Recorder:
                 graphs=graphs,
                 graph_breaks=breaks,
                 compiling=compiling,
+                closure_functions=closure,
             )
             event = self._with_origins(event, counted)
+            if event.closure_functions:
+                if self._isolates is None:
+                    self._isolates = compile_accepts("isolate_recompiles")
+                event = shared.refine(event, self.events, self._isolates)
             if counted:
                 self._break_mark = graph_break_mark()
             self.events.append(event)

@@ -102,7 +102,9 @@ def run_from_dict(data: dict[str, Any], where: str = "run") -> Run:
     )
     data["compile_events"] = tuple(
         _build(
-            CompileEvent, _tupled(e, "reason_origins", "failures"), f"{where}.compile_events[{i}]"
+            CompileEvent,
+            _tupled(e, "reason_origins", "failures", "closure_functions"),
+            f"{where}.compile_events[{i}]",
         )
         for i, e in enumerate(data.get("compile_events", ()))
     )
@@ -120,7 +122,7 @@ def run_from_dict(data: dict[str, Any], where: str = "run") -> Run:
         )
         for i, e in enumerate(data.get("entries", ()))
     )
-    data = _tupled(data, "specializations", "graph_breaks")
+    data = _tupled(data, "specializations", "graph_breaks", "shared_code")
     data["notes"] = tuple(data.get("notes", ()))
     data["points"] = tuple(data.get("points", ()))
     data["violations"] = tuple(

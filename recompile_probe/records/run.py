@@ -82,6 +82,10 @@ class CompileEvent:
     #: torch._dynamo.reset() calls seen before this compile in its process: a reset restarts
     #: compile ids, so "0/0" after one reset is another compile than "0/0" before it
     resets: int = 0
+    #: the Python functions the compiled frame's closure held, each {name, module, file, line}
+    #: (a decorator's wrapper holds the function it wraps): () where it held none; None where
+    #: not seen (a trace, a torch whose compile takes no closure)
+    closure_functions: tuple[dict, ...] | None = None
 
 
 #: GuardLine.kind of the symbolic guards (the root's epilogue lambda guards)
@@ -213,6 +217,11 @@ class Run:
     #: graph breaks of the run grouped by (reason, user line): {reason, origin, count};
     #: None where this torch keeps no graph-break list
     graph_breaks: tuple[dict, ...] | None = ()
+    #: code objects compiled for several functions (a decorator's wrapper), told by the
+    #: functions the frame's closure held: {function, filename, line, functions, compiles,
+    #: recompiles}, ``recompiles`` those of kind shared_code_object; None where no compile's
+    #: closure was seen
+    shared_code: tuple[dict, ...] | None = ()
 
 
 def figureless_run(

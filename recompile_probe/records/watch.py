@@ -69,6 +69,11 @@ class FunctionSummary:
     graph_break_origins: tuple[dict, ...] = ()
     #: sizes and ints its user code forced to a constant: {source, value, reason, origin}
     specializations: tuple[dict, ...] = ()
+    #: the functions this one code object was compiled for, where more than one (a decorator's
+    #: wrapper; told by the functions its closure held): they share its recompile limit
+    shared_by: tuple[str, ...] = ()
+    #: what to do about a shared code object's recompiles (reasons.kinds, advice); None: not one
+    shared_remedy: str | None = None
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from ..analysis.sequence import at_call, batch_only, call_point, points_of, run_points, stepped
-from ..analysis.verdicts import noisy
+from ..analysis.shared import label as shared_label
+from ..analysis.verdicts import noisy, plural
 from ..reasons.text import failure_lines, without_comments
 from ..records.compile_ids import frame_of
 from ..records.run import Call, Run
@@ -193,6 +195,13 @@ def run_notes(runs: list[Run]) -> list[str]:
     """Per-run notes (e.g. nothing to mark), and which frame the guard figures come from when a
     run compiled more than one frame."""
     out = [f"{r.strategy}: {n}" for r in runs for n in r.notes]
+    for r in runs:
+        for sc in r.shared_code or ():
+            out.append(
+                f"{r.strategy}: {sc['function']} ({Path(sc['filename'] or '?').name}:"
+                f"{sc['line']}) is {shared_label(sc['functions'])}; they share its recompile "
+                f"limit ({plural(sc['recompiles'], 'recompile')} of this sharing)"
+            )
     for run in runs:
         frames = {frame_of(e.compile_id) for e in run.compile_events if e.compile_id}
         own = next((e for e in run.compile_events if e.compile_id == run.guard_compile_id), None)

@@ -100,6 +100,7 @@ def watch_schema(strict: bool = False) -> dict[str, Any]:
 def explain_schema(strict: bool = False) -> dict[str, Any]:
     """`explain --format json` (explain.to_dict): explanations, costs and the report."""
     from ..analysis.diffs import GuardDiff
+    from ..analysis.errors import ErrorExplanation
     from ..analysis.fixes import Recompile
     from ..records.run import CacheEntry, Run
 
@@ -178,8 +179,13 @@ def explain_schema(strict: bool = False) -> dict[str, Any]:
             "recompile_reasons": {"type": "array", "items": builder.ref(Recompile)},
             "specializations": run["specializations"],
             "graph_breaks": run["graph_breaks"],
+            "error": {
+                "anyOf": [builder.ref(ErrorExplanation), {"type": "null"}],
+                "description": "the run errored: the error, the lines that specialized what "
+                "it marked, and why the strategy cannot help; null for a run that did not",
+            },
         },
-        "One strategy of one sequence that compiled more than once (or was chosen).",
+        "One strategy of one sequence that compiled more than once or errored (or was chosen).",
     )
     cost = obj(
         {

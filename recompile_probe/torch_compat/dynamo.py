@@ -95,14 +95,61 @@ def compiling_code() -> types.CodeType | None:
 
     A compile that fails before tracing (the recompile limit) writes a metrics record with no
     name: this is the only first-hand account of whose compile it was."""
-    frame = sys._getframe(1)
+    found = _compile_frame_locals()
+    code = None if found is None else found.get("code")
+    return code if isinstance(code, types.CodeType) else None
+
+
+def compiling_closure_functions() -> tuple[dict, ...] | None:
+    """The Python functions held by the closure of the frame Dynamo is compiling, each
+    {name, module, file, line}; () where its closure holds none; None outside a compile or
+    where this torch's ``_compile`` takes no ``closure``.
+
+    A decorator's wrapper (``def wrapped(*args, **kwargs): return fn(*args, **kwargs)``) is one
+    code object for every function it decorates; only the closure tells which one a compile of
+    it was for."""
+    found = _compile_frame_locals()
+    if found is None or "closure" not in found:
+        return None
+    out = []
+    for cell in found.get("closure") or ():
+        try:
+            value = cell.cell_contents
+        except (ValueError, AttributeError):  # an empty cell
+            continue
+        fn = value.__func__ if isinstance(value, types.MethodType) else value
+        if not isinstance(fn, types.FunctionType):
+            continue
+        code = fn.__code__
+        out.append(
+            {
+                "name": getattr(fn, "__qualname__", None) or code.co_name,
+                "module": getattr(fn, "__module__", None),
+                "file": code.co_filename,
+                "line": code.co_firstlineno,
+            }
+        )
+    return tuple(out)
+
+
+def _compile_frame_locals() -> dict | None:
+    frame: Any = sys._getframe(2)
     while frame is not None:
         code = frame.f_code
         if code.co_name == "_compile" and code.co_filename.endswith("convert_frame.py"):
-            found = frame.f_locals.get("code")
-            return found if isinstance(found, types.CodeType) else None
-        frame = frame.f_back  # type: ignore[assignment]
+            return frame.f_locals
+        frame = frame.f_back
     return None
+
+
+def compile_accepts(name: str) -> bool:
+    """Whether this torch's ``torch.compile`` takes the keyword argument ``name``."""
+    import inspect
+
+    try:
+        return name in inspect.signature(torch.compile).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 @contextlib.contextmanager

@@ -406,3 +406,16 @@ def test_origin_line_says_nothing_when_unknown_and_fits_its_width():
         cells.origin({**data, "code": None, "role": "specialized"}, short=True)
         == "at model.py:23  (specialized)"
     )
+
+
+def test_an_error_without_a_failed_compile_is_still_explained():
+    from dataclasses import replace
+
+    from helpers import sample_report
+    from recompile_probe.analysis.errors import explain_error
+
+    run = next(r for r in sample_report().runs if r.status == "error")
+    run = replace(run, compile_events=())
+    found = explain_error(run)
+    assert found is not None and found.compile_id is None and found.specialized == ()
+    assert found.type == run.error.type and run.strategy in found.why

@@ -255,3 +255,43 @@ def test_view_divisibility_guard_names_the_view():
     assert viewed, shape
     for g in viewed:
         at(g["origin"], "rows = x.view(-1, 4)", "created")
+
+
+def test_explain_of_an_errored_mark_dynamic_names_the_error_and_the_line(tmp_path):
+    # torch's own answer, without the tool: mark_dynamic on a dim the code compares to 3 raises
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("provenance_targets_truth", FIXTURE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    torch._dynamo.reset()
+    x = torch.randn(3, 2)
+    torch._dynamo.mark_dynamic(x, 0)
+    with pytest.raises(Exception) as raised:
+        torch.compile(module.size_branch, backend="eager")(x)
+    torch._dynamo.reset()
+    truth = type(raised.value).__name__
+    assert "L['x'].size()[0]" in str(raised.value)
+
+    path = tmp_path / "size_branch.yaml"
+    path.write_text(
+        f"target: {FIXTURE}:size_branch\ninputs: [{{shape: [B, 2]}}]\n"
+        "sequences: {s: [3, 4]}\nstrategies: [default, mark_dynamic]\nrepeats: 0\n"
+    )
+    result = CliRunner().invoke(app, ["explain", str(path), "--quiet", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    # covered by default: it errored, though it compiled only once
+    (x,) = [e for e in data["explanations"] if e["strategy"] == "mark_dynamic"]
+    error = x["error"]
+    assert error["type"] == truth == "ConstraintViolationError"
+    assert error["sources"] == ["L['x'].size()[0]"]
+    first = error["specialized"][0]
+    assert (first["source"], first["value"]) == ("L['x'].size()[0]", 3)
+    at(first["origin"], "if x.shape[0] == 3:", "specialized")
+    assert "mark_dynamic insists that L['x'].size()[0] stays dynamic" in error["why"]
+    assert f"provenance_targets.py:{line_of('if x.shape[0] == 3:')}" in error["why"]
+    text = CliRunner().invoke(app, ["explain", str(path), "-q", "-s", "mark_dynamic"]).stdout
+    assert "mark_dynamic raised ConstraintViolationError at call 0" in text
+    assert f"at provenance_targets.py:{line_of('if x.shape[0] == 3:')}" in text
+    assert "Why it cannot help" in text

@@ -155,7 +155,7 @@ def unfixable(runs: dict[str, list[Run]], name: str) -> tuple[Unfixable, ...]:
                     e.call_index,
                     text,
                     e.reason_kind,
-                    remedy(e.reason_kind, text),
+                    remedy(e.reason_kind, text, e.reason_detail),
                 )
             )
     return tuple(out)

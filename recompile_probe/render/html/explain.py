@@ -21,7 +21,7 @@ def explanation(
     body = [f"<h1>recompile-probe explain: {esc(report.scenario.name)}</h1>"]
     if not explanations:
         body.append(
-            "<p>Nothing to explain: no chosen strategy compiled more than once. "
+            "<p>Nothing to explain: no chosen strategy compiled more than once or errored. "
             "Pick one with --strategy.</p>"
         )
     for x in explanations:
@@ -30,6 +30,9 @@ def explanation(
         if points:
             body.append(f'<p class="mono">{esc(points.strip())}</p>')
         body.append(legend(stepped(x.run)) + timeline([x.run], run_points(x.run)))
+        error = ex.error_lines(x)
+        if error:
+            body.append(f"<h3>{esc(error[0])}</h3>" + pre_block(error[1:]))
         entries = ex.entry_lines(x.run)
         if entries:
             body.append("<h3>Cache entries</h3>" + pre_block(entries))

@@ -8,6 +8,7 @@ from ...analysis.diffs import GuardDiff, kinds, shape_env_guards
 from ...analysis.explain import Explanation
 from ...analysis.fixes import Recompile
 from ...analysis.sequence import at_call, batch_only, call_point, named, run_points, sequence_label
+from ...analysis.shared import label as shared_label
 from ...analysis.verdicts import NOISE_RATIO, plural
 from ...reasons.text import failure_lines
 from ...records.run import CacheEntry, Run
@@ -71,6 +72,9 @@ def entry_lines(run: Run) -> list[str]:
         if (e.function, e.filename) != frame:
             frame = (e.function, e.filename)
             lines.append(f"Cache entries of {e.function} ({e.filename}:{e.line})")
+            for sc in run.shared_code or ():
+                if (sc["function"], sc["filename"], sc["line"]) == (e.function, e.filename, e.line):
+                    lines.append(f"  {shared_label(sc['functions'])}: they share its limit")
         lines.append(
             f"  {e.compile_id}  {made(run, e)} · guard_count {cells.num(e.guard_count)} "
             f"(metrics) · {cells.num(e.leaf_guard_count)} leaf guards (tree)"
@@ -153,6 +157,12 @@ def recompile_lines(r: Recompile, plain: bool = True) -> list[str]:
     ]
     if facts:
         lines.append("  " + ", ".join(facts))
+    if r.reason_kind == "shared_code_object" and d.get("function"):
+        lines += wrap_text(
+            f"  one code object, several functions: this call was for {d['function']}, the "
+            f"entries were compiled for {', '.join(d.get('compiled_for') or ['?'])}",
+            "    ",
+        )
     if r.fixes:
         lines.append("  Measured fixes (no recompile on this call, outputs match eager):")
         for fix in r.fixes:
@@ -180,8 +190,27 @@ def wrap_text(text: str, indent: str, width: int = 100) -> list[str]:
     )
 
 
+def error_lines(x: Explanation) -> list[str]:
+    """The error of a strategy that raised, the line that specialized what it marked, and why
+    the strategy cannot help; [] for a run that did not error."""
+    e = x.error
+    if e is None:
+        return []
+    where = f" at call {e.call_index}" if e.call_index is not None else ""
+    lines = [
+        f"{x.run.strategy} raised {e.type}{where}" + (f", {e.compile_id}" if e.compile_id else "")
+    ]
+    lines += wrap_text(f"  {e.message}", "    ")
+    for spec in e.specialized:
+        src = spec.get("source")
+        lines.append(f"  {src} specialized to {spec.get('value')}")
+        lines += under(spec.get("origin"), "    ")
+    lines += wrap_text(f"  Why it cannot help: {e.why}", "    ")
+    return lines
+
+
 def blocks(x: Explanation) -> list[list[str]]:
-    blocks = [entry_lines(x.run)]
+    blocks = [b for b in (error_lines(x),) if b] + [entry_lines(x.run)]
     blocks += [diff_lines(d) for d in x.diffs]
     plain = cells.plain([x.run])
     blocks += [recompile_lines(r, plain) for r in x.recompiles]

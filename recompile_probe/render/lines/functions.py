@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...analysis.shared import label as shared_label
 from ...analysis.verdicts import plural
 from ...provenance.origin import at
 from ...reasons.causes import worth_showing
@@ -138,6 +139,10 @@ def reason_lines(f: FunctionSummary) -> list[str]:
             f"{f.call_site.rsplit(':', 1)[-1]}"
         )
     out = [head]
+    if f.shared_by:
+        out.append(f"  {shared_label(f.shared_by)}: they share its recompile limit")
+        if f.shared_remedy:
+            out.append(f"    what to do: {f.shared_remedy}")
     costly = [c for c in f.causes if c.recompiles]
     if worth_showing(f.causes, len(f.reasons)):
         out.append("  causes (every failing guard, grouped by what changed):")

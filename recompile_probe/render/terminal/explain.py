@@ -33,7 +33,7 @@ def render(
     )
     if not explanations:
         console.print(
-            "Nothing to explain: no chosen strategy compiled more than once. "
+            "Nothing to explain: no chosen strategy compiled more than once or errored. "
             "Pick one with --strategy."
         )
     for x in explanations:
