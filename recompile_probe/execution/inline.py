@@ -4,6 +4,7 @@ references computed once per sequence; every run starts from the probe's own res
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from ..probe.eager import EagerReference, eager_reference
 from ..probe.run import probe, warm_up
@@ -24,10 +25,19 @@ class Prepared:
         warm_up(
             scenario.backend, scenario.backend_mode, dict(scenario.backend_options or {}) or None
         )
-        self.references: dict[str, EagerReference] = {
-            name: eager_reference(self.target, points, scenario.repeats)
+        self.references: dict[tuple, EagerReference] = {
+            (name, ()): eager_reference(self.target, points, scenario.repeats)
             for name, points in scenario.points.items()
         }
+
+    def reference(self, sequence: str, scenario: Scenario, options: Any) -> EagerReference:
+        """The eager outputs of a sequence, per driver_options (computed on first use)."""
+        key = (sequence, tuple(sorted((k, repr(v)) for k, v in (options or {}).items())))
+        if key not in self.references:
+            self.references[key] = eager_reference(
+                self.target, scenario.points[sequence], scenario.repeats, options
+            )
+        return self.references[key]
 
     def run(
         self,
@@ -39,13 +49,14 @@ class Prepared:
         """One (strategy, sequence); ``scenario``: one prepared the same way (the same target,
         inputs, sequences and backend) whose strategies may differ, e.g. a candidate's."""
         scenario = scenario or self.scenario
+        chosen = scenario.strategy(strategy)
         return probe(
             scenario,
             self.target,
             sequence,
             scenario.points[sequence],
-            scenario.strategy(strategy),
-            self.references[sequence],
+            chosen,
+            self.reference(sequence, scenario, chosen.driver_options),
             trace_dir,
             quiet=not self.debug,
         )

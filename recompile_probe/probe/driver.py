@@ -1,8 +1,8 @@
 """Drives the compiled target through a sequence of points and classifies each call.
 
 Without a driver function: one call per point, with the inputs the scenario makes. With one: per
-point, ``driver(fn, **sizes)`` where ``fn`` is the compiled target behind a wrapper that marks,
-records and times each call the program makes.
+point, ``driver(fn, **sizes, **driver_options)`` where ``fn`` is the compiled target behind a
+wrapper that marks, records and times each call the program makes.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ class Driver:
         self.scenario, self.target, self.compiled = scenario, target, compiled
         self.graphs, self.reference, self.recorder = graphs, reference, recorder
         self.mark = mark
+        self.options = strategy.driver_options
         self.metrics_ok = metrics_available()
         self.calls: list[Call] = []
         self.events: list[CompileEvent] = []
@@ -104,10 +105,8 @@ class Driver:
 
         dressed_as(fn, self.target.fn)
         first = len(self.calls)
-        driver = self.target.driver
-        assert driver is not None  # only a driven target's points are driven here
         try:
-            result = driver(fn, **point.as_dict())
+            result = self.target.drive(fn, point, self.options)
         except _Stop:
             return
         except Exception as exc:  # noqa: BLE001 - the program failed around our calls
@@ -277,10 +276,8 @@ class Driver:
             return out
 
         dressed_as(fn, self.target.fn)
-        driver = self.target.driver
-        assert driver is not None
         for _ in range(self.scenario.repeats):
-            driver(fn, **point.as_dict())
+            self.target.drive(fn, point, self.options)
 
 
 _MISSING = object()

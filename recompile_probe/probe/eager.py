@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,8 +33,13 @@ class EagerReference:
 
 
 def eager_reference(
-    target: LoadedTarget, points: tuple[Point, ...], repeats: int
+    target: LoadedTarget,
+    points: tuple[Point, ...],
+    repeats: int,
+    options: Mapping[str, Any] | None = None,
 ) -> EagerReference:
+    """``options``: a strategy's driver_options; the program they change has its own eager
+    outputs."""
     ref = EagerReference()
     last: Inputs | None = None
     with eager_stance():
@@ -58,7 +63,7 @@ def eager_reference(
                 dressed_as(fn, target.fn)
                 ref.outputs[point] = snapshot(
                     _eager(
-                        lambda: driver(fn, **point.as_dict()),  # noqa: B023
+                        lambda: target.drive(fn, point, options),  # noqa: B023
                         index,
                         point,
                         "the driver",
@@ -98,11 +103,13 @@ def eager_reference(
         if target.driver_dims is not None:
             target.driver_dims.finish()
         if repeats and (last is not None or target.make_inputs is not None):
-            ref.steady_us = _steady_us(target, points[-1], repeats)
+            ref.steady_us = _steady_us(target, points[-1], repeats, options)
     return ref
 
 
-def _steady_us(target: LoadedTarget, point: Point, repeats: int) -> float | None:
+def _steady_us(
+    target: LoadedTarget, point: Point, repeats: int, options: Mapping[str, Any] | None
+) -> float | None:
     """The last point re-run as the compiled runs time it (``Driver.steady_state``): through
     the driver, in its own grad and autocast state, or with fresh inputs from the factory."""
     samples: list[float] = []
@@ -121,7 +128,7 @@ def _steady_us(target: LoadedTarget, point: Point, repeats: int) -> float | None
         if target.driver is not None:
             dressed_as(timed, target.fn)
             for _ in range(repeats):
-                target.driver(timed, **point.as_dict())
+                target.drive(timed, point, options)
         else:
             assert target.make_inputs is not None
             for _ in range(repeats):

@@ -373,6 +373,13 @@ CUSTOM_KEYS = table(
         "torch.compiler.set_stance(...) for the run.", {"type": ["string", "null"]}, "a string"
     ),
     compile=Key("Extra torch.compile keyword arguments.", {"type": "object"}, "a mapping"),
+    driver_options=Key(
+        "Keyword arguments passed to the scenario's driver on every call under this strategy "
+        "(and its eager reference), e.g. {cache_implementation: static}: a change to the "
+        "program measured like any strategy. Needs a driver.",
+        {"type": "object", "propertyNames": {"pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"}},
+        "a mapping of keyword -> value",
+    ),
     marks=Key(
         "Marks on single dims, on top of `mark`: a list of {argument: PATH, dim: N, kind: "
         "dynamic|unbacked|...}, PATH written as in `dims:` (what `suggest --write` adds).",

@@ -92,6 +92,13 @@ class _Validator(Context):
         fields: dict[str, Any] = self.inputs(data, builtin is not None)
         symbols = fields["symbols"]
         custom = parse_custom(self, data.get("custom_strategies", {}), symbols)
+        for name, strategy in custom.items():
+            if strategy.driver_options and not data.get("driver"):
+                raise self.fail(
+                    f"custom_strategies.{name}.driver_options",
+                    "driver_options are passed to the scenario's driver, and it has none",
+                    "Add `driver: file.py:fn` (run(fn, **sizes, **options)), or drop them.",
+                )
         known = [*BUILTINS, *custom]
         fields.update(
             name=self.name(data),

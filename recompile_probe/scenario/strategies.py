@@ -25,7 +25,7 @@ def custom(name: str, spec: Mapping[str, Any], known: Mapping[str, Strategy]) ->
     for key in _FIELDS:
         if key in spec:
             value = spec[key]
-            if key in ("config", "compile") or (
+            if key in ("config", "compile", "driver_options") or (
                 key == "mark_options"
                 and options_per_symbol(base.mark_options) == options_per_symbol(value)
             ):
@@ -88,7 +88,7 @@ def parse_custom(ctx: Context, value: Any, symbols: Sequence[str]) -> dict[str, 
                     f"unknown mark {kind!r}",
                     did_you_mean(kind, kinds) or f"Marks: {', '.join(kinds)}.",
                 )
-        for sub in ("mark_options", "config", "compile"):
+        for sub in ("mark_options", "config", "compile", "driver_options"):
             if sub in spec:
                 ctx.typed(f"{key}.{sub}", spec[sub], CUSTOM_KEYS[sub])
         if options_per_symbol(spec.get("mark_options", {})):

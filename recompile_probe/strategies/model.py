@@ -68,6 +68,9 @@ class Strategy:
     as_is: bool = False
     #: Marks on single (argument, dim) pairs, on top of ``mark``: the form `suggest` writes.
     marks: tuple[LocationMark, ...] = ()
+    #: Keyword arguments for the scenario's driver (``driver(fn, **sizes, **driver_options)``):
+    #: a change to the program, e.g. {"cache_implementation": "static"}.
+    driver_options: Mapping[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
         """The knobs in one line, e.g. for `recompile-probe strategies`."""
@@ -90,6 +93,8 @@ class Strategy:
             parts.append(f"stance={self.stance}")
         for key, value in self.compile.items():
             parts.append(f"{key}={value!r}")
+        for key, value in self.driver_options.items():
+            parts.append(f"driver {key}={value!r}")
         return ", ".join(parts)
 
     def plan(self, acting: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:

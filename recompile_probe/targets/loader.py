@@ -13,7 +13,7 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -50,6 +50,11 @@ class LoadedTarget:
     driver_name: str | None = None  #: the scenario's ``driver:`` as written
     #: how the compiled frame names its arguments (None: not a Python function's frame)
     frame: FrameArgs | None = None
+
+    def drive(self, fn: Callable, point: Point, options: Mapping[str, Any] | None = None) -> Any:
+        """One point through the driver: ``driver(fn, **sizes, **options)``."""
+        assert self.driver is not None, "only a driven target's points are driven"
+        return self.driver(fn, **point.as_dict(), **(options or {}))
 
     def source_of(self, path: Any) -> str | None:
         """The source Dynamo names this argument path by, e.g. ``L['kwargs']['input_ids']``."""
@@ -161,7 +166,7 @@ def _load(scenario: Scenario) -> LoadedTarget:
             scenario.dims,
             names,
             var_kw,
-            _seeded(driver, scenario.seed),
+            _seeded(driver, scenario.seed, scenario.symbols),
             DriverDims(scenario.dims, names, _error_at(scenario)),
             scenario.driver,
         )
@@ -179,15 +184,17 @@ def _load(scenario: Scenario) -> LoadedTarget:
     return LoadedTarget(scenario.target, fn, compiled, make, scenario.dims, names, var_kw)
 
 
-def _seeded(driver: Callable[..., Any], seed: int) -> Callable[..., Any]:
+def _seeded(driver: Callable[..., Any], seed: int, symbols: tuple[str, ...]) -> Callable[..., Any]:
     """The driver with torch's global RNG seeded per point, as a factory is: a program that draws
-    its inputs from it sees the same ones in the eager reference and under every strategy."""
+    its inputs from it sees the same ones in the eager reference and under every strategy (its
+    driver_options, not sizes, leave the seed alone)."""
 
-    def run(fn: Callable, **sizes: int) -> Any:
+    def run(fn: Callable, **kwargs: Any) -> Any:
         import torch
 
+        sizes = {k: kwargs[k] for k in symbols if k in kwargs}
         torch.manual_seed(inputs.seed_for(seed, Point.of(sizes)))
-        return driver(fn, **sizes)
+        return driver(fn, **kwargs)
 
     return run
 

@@ -40,8 +40,8 @@ class Bench:
         run.warm_up(
             scenario.backend, scenario.backend_mode, dict(scenario.backend_options or {}) or None
         )
-        self.references = {
-            name: eager.eager_reference(self.target, points, scenario.repeats)
+        self.references: dict[tuple, Any] = {
+            (name, ()): eager.eager_reference(self.target, points, scenario.repeats)
             for name, points in sequences.items()
         }
         self.measured: dict[Any, Evaluation] = {}
@@ -79,10 +79,26 @@ class Bench:
 
         return [
             probe(
-                self.scenario, target or self.target, name, points, strategy, self.references[name]
+                self.scenario,
+                target or self.target,
+                name,
+                points,
+                strategy,
+                self._reference(name, points, strategy.driver_options),
             )
             for name, points in self.sequences.items()
         ]
+
+    def _reference(self, name: str, points: Any, options: Any) -> Any:
+        """Eager outputs per sequence and per driver_options (a changed program: its own)."""
+        from ...probe import eager
+
+        key = (name, tuple(sorted((k, repr(v)) for k, v in (options or {}).items())))
+        if key not in self.references:
+            self.references[key] = eager.eager_reference(
+                self.target, points, self.scenario.repeats, options
+            )
+        return self.references[key]
 
     def measure_all(
         self, wanted: list[tuple[Any, Strategy, tuple[MarkChoice, ...], str | None, int]]

@@ -79,7 +79,7 @@ def _observations(
                 return target.fn(*args, **kwargs)
 
             with eager_stance():
-                target.driver(fn, **point.as_dict())
+                target.drive(fn, point)
     return out
 
 
