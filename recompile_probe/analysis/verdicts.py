@@ -25,9 +25,20 @@ def noisy(run: Run) -> bool:
     return bool(flag)
 
 
+def compiled_nothing(run: Run) -> bool:
+    """It finished without one compile (a stance that ran everything eagerly, a target Dynamo
+    skipped): its 0 compiles measure nothing torch.compile did, so it is no candidate."""
+    return run.status == "ok" and run.compiles == 0
+
+
 def eligible(run: Run) -> bool:
-    """A run that can win: it finished, and its outputs did not differ from eager."""
-    return run.status == "ok" and run.outputs_match is not False and run.compiles is not None
+    """A run that can win: it finished, compiled, and its outputs did not differ from eager."""
+    return (
+        run.status == "ok"
+        and run.outputs_match is not False
+        and run.compiles is not None
+        and not compiled_nothing(run)
+    )
 
 
 def _value(x: float | None) -> float:
@@ -88,7 +99,14 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
     else:
         head = f"{sequence_name} {sequence_label(points, 60)}: "
     winner = best(runs)
+    idle = [r.strategy for r in runs if compiled_nothing(r)]
+    not_candidates = ""
+    if idle:
+        noun = "a candidate" if len(idle) == 1 else "candidates"
+        not_candidates = f"{', '.join(idle)} compiled nothing: not {noun}"
     if winner is None:
+        if idle:
+            return head + f"no strategy compiled and finished matching eager ({not_candidates})."
         return head + "no strategy finished with outputs matching eager."
     ties = [r for r in runs if eligible(r) and r.compiles == winner.compiles]
     compiles = winner.compiles or 0  # an eligible run finished: its count is known
@@ -128,4 +146,6 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
     failed = [r.strategy for r in runs if r.status == "error"]
     if failed:
         parts.append(f"error: {', '.join(failed)}")
+    if not_candidates:
+        parts.append(not_candidates)
     return head + "; ".join(parts) + "."
