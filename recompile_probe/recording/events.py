@@ -138,6 +138,7 @@ class EventBuilder:
         graphs: int | None = None,
         graph_breaks: int | None = None,
         compiling: Identity | None = None,
+        dynamo_graph_breaks: int | None = None,
     ) -> CompileEvent:
         """The event of one compilation-metrics record (a mapping of its fields).
 
@@ -223,6 +224,7 @@ class EventBuilder:
             graph_breaks=graph_breaks,
             failures=failures,
             resets=self.resets,
+            dynamo_graph_breaks=dynamo_graph_breaks,
         )
 
     def rejected(
@@ -265,6 +267,7 @@ class EventBuilder:
             graph_breaks=0,
             failures=tuple(failures),
             resets=self.resets,
+            dynamo_graph_breaks=0,
         )
 
 

@@ -78,6 +78,10 @@ class CompileEvent:
     #: torch._dynamo.reset() calls seen before this compile in its process: a reset restarts
     #: compile ids, so "0/0" after one reset is another compile than "0/0" before it
     resets: int = 0
+    #: graph breaks as Dynamo's own graph_break counter counted them during this compile. It
+    #: leaves some out (a branch on a data-dependent value is listed, not counted), so it can be
+    #: below ``graph_breaks``; None where the counter moved otherwise (cleared) or was not read
+    dynamo_graph_breaks: int | None = None
 
 
 #: GuardLine.kind of the symbolic guards (the root's epilogue lambda guards)

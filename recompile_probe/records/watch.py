@@ -69,6 +69,10 @@ class FunctionSummary:
     graph_break_origins: tuple[dict, ...] = ()
     #: sizes and ints its user code forced to a constant: {source, value, reason, origin}
     specializations: tuple[dict, ...] = ()
+    #: graph breaks as Dynamo's graph_break counter counted them over its compiles (it leaves
+    #: some out, e.g. a branch on a data-dependent value); ``graph_breaks`` is what was seen:
+    #: Dynamo's graph-break list, and at least one per resume function compiled after a break
+    dynamo_graph_breaks: int | None = None
 
 
 @dataclass(frozen=True)
