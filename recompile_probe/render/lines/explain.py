@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from ...analysis.diffs import GuardDiff, kinds, shape_env_guards
+from ...analysis.diffs import GuardDiff, aliasing_guards, kinds, leaf_kinds, shape_env_guards
 from ...analysis.explain import Explanation
 from ...analysis.fixes import Recompile
 from ...analysis.sequence import at_call, batch_only, call_point, named, run_points, sequence_label
@@ -75,12 +75,24 @@ def entry_lines(run: Run) -> list[str]:
             f"  {e.compile_id}  {made(run, e)} · guard_count {cells.num(e.guard_count)} "
             f"(metrics) · {cells.num(e.leaf_guard_count)} leaf guards (tree)"
         )
-        lines += wrapped("      by kind: ", [f"{k} {n}" for k, n in kinds(e).items()])
+        leaves = leaf_kinds(e)
+        if leaves is not None:  # the tally beside the leaf-guard count adds up to it
+            lines += wrapped("      leaf guards by kind: ", [f"{k} {n}" for k, n in leaves.items()])
+        else:  # a report written before leaves were tallied: its lines, labelled as lines
+            lines += wrapped(
+                "      guard lines by kind: ", [f"{k} {n}" for k, n in kinds(e).items()]
+            )
         shape = shape_env_guards(e)
         lines += fold(
             "      shape-env guards: " + ("; ".join(shape) if shape else "none"),
             len("      shape-env guards: "),
         )
+        aliasing = aliasing_guards(e)
+        if aliasing:
+            lines += fold(
+                "      object-aliasing guards: " + "; ".join(aliasing),
+                len("      object-aliasing guards: "),
+            )
     return lines
 
 
