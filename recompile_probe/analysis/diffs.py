@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..records.run import SHAPE_ENV, CacheEntry, GuardLine, Run
+from ..records.run import OBJECT_ALIASING, SHAPE_ENV, CacheEntry, GuardLine, Run
 
 #: guards compared field by field when their source is the same in both entries
 _TENSOR_FIELDS = re.compile(
@@ -90,8 +90,19 @@ def diffs(run: Run) -> list[GuardDiff]:
 
 
 def kinds(entry: CacheEntry) -> dict[str, int]:
+    """Guard lines per kind (one per code part: a leaf guard may have several)."""
     return dict(Counter(g.kind for g in entry.guards).most_common())
 
 
+def leaf_kinds(entry: CacheEntry) -> dict[str, int] | None:
+    """Leaf guards per kind, adding up to leaf_guard_count; None for a report without them."""
+    return entry.leaf_guard_kinds
+
+
 def shape_env_guards(entry: CacheEntry) -> list[str]:
+    """Only the shape env's symbolic guards (not the other epilogue lambda, the aliasing one)."""
     return [g.text for g in entry.guards if g.kind == SHAPE_ENV]
+
+
+def aliasing_guards(entry: CacheEntry) -> list[str]:
+    return [g.text for g in entry.guards if g.kind == OBJECT_ALIASING]

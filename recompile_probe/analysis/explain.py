@@ -13,7 +13,7 @@ from ..records.report import to_dict as report_dict
 from ..records.run import CacheEntry, Run
 from ..strategies.advice import Arguments
 from ..strategies.model import Strategy
-from .diffs import GuardDiff, diffs, kinds, shape_env_guards
+from .diffs import GuardDiff, aliasing_guards, diffs, kinds, leaf_kinds, shape_env_guards
 from .errors import ErrorExplanation, explain_error
 from .fixes import Recompile, recompiles
 from .notes import noise_note, slow_winner
@@ -75,7 +75,9 @@ def to_dict(report: Report, explanations: list[Explanation], notes: list[str]) -
             "guard_count": e.guard_count,
             "leaf_guard_count": e.leaf_guard_count,
             "guards_by_kind": kinds(e),
+            "leaf_guards_by_kind": leaf_kinds(e),
             "shape_env_guards": shape_env_guards(e),
+            "object_aliasing_guards": aliasing_guards(e),
             "guards": [asdict(g) for g in e.guards],
         }
 

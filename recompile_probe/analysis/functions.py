@@ -11,7 +11,7 @@ from typing import Any
 from ..reasons import causes as causes_mod
 from ..reasons.kinds import remedy
 from ..reasons.parse import classify
-from ..reasons.text import failure_lines, strip_comment
+from ..reasons.text import failure_lines, resumed_from, strip_comment
 from ..records.compile_ids import compile_key
 from ..records.run import CompileEvent
 from ..records.watch import CauseCount, FunctionSummary, ReasonCount
@@ -37,6 +37,12 @@ def by_function(
     for e in events:
         groups.setdefault((e.function, e.filename, e.line), []).append(e)
     sharing = shared.shared_functions(events)
+    # each resume function compiled is a graph break of the code it resumes, listed or not
+    resumes: dict[tuple, set[tuple]] = {}
+    for name, filename, line in groups:
+        parent = resumed_from(name or "")
+        if parent is not None:
+            resumes.setdefault((parent, filename), set()).add((name, line))
     out = []
     for key, group in groups.items():
         reasons: dict[tuple, int] = {}
@@ -58,6 +64,9 @@ def by_function(
             values = [getattr(e, field) for e in group]
             return None if any(v is None for v in values) else sum(values)
 
+        listed = total("graph_breaks")
+        resumed = len(resumes.get((key[0], key[1]), ()))
+        seen_breaks = max(listed, resumed) if listed is not None else (resumed or None)
         name = (qualnames or {}).get(key) or key[0] or "?"
         code_name = (code_qualnames or {}).get(key) or name
         seen = [(extras or {}).get(compile_key(e.compile_id, e.resets)) or {} for e in group]
@@ -81,7 +90,7 @@ def by_function(
                 recompiles=sum(e.recompile for e in group),
                 failed=sum(e.failed for e in group),
                 graphs=total("graphs"),
-                graph_breaks=total("graph_breaks"),
+                graph_breaks=seen_breaks,
                 cache_entries=(cache_entries or {}).get(key),
                 guard_count=latest.guard_count if latest else None,
                 shape_env_guard_count=latest.shape_env_guard_count if latest else None,
@@ -96,6 +105,7 @@ def by_function(
                 specializations=_merged(seen, "specializations", ("source", "value")),
                 shared_by=tuple(sharing.get(key) or ()),
                 shared_remedy=_shared_remedy(group) if key in sharing else None,
+                dynamo_graph_breaks=total("dynamo_graph_breaks"),
             )
         )
     return out

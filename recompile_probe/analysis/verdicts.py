@@ -25,14 +25,21 @@ def noisy(run: Run) -> bool:
     return bool(flag)
 
 
+def compiled_nothing(run: Run) -> bool:
+    """It finished without one compile (a stance that ran everything eagerly, a target Dynamo
+    skipped): its 0 compiles measure nothing torch.compile did, so it is no candidate."""
+    return run.status == "ok" and run.compiles == 0
+
+
 def eligible(run: Run) -> bool:
-    """A run that can win: it finished, its outputs did not differ from eager, and the strategy
-    took effect (sources that matched nothing leave the default run, relabelled)."""
+    """A run that can win: it finished, compiled, its outputs did not differ from eager, and the
+    strategy took effect (sources that matched nothing leave the default run, relabelled)."""
     return (
         run.status == "ok"
         and run.outputs_match is not False
         and run.compiles is not None
         and not run.no_effect
+        and not compiled_nothing(run)
     )
 
 
@@ -94,7 +101,14 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
     else:
         head = f"{sequence_name} {sequence_label(points, 60)}: "
     winner = best(runs)
+    idle = [r.strategy for r in runs if compiled_nothing(r)]
+    not_candidates = ""
+    if idle:
+        noun = "a candidate" if len(idle) == 1 else "candidates"
+        not_candidates = f"{', '.join(idle)} compiled nothing: not {noun}"
     if winner is None:
+        if idle:
+            return head + f"no strategy compiled and finished matching eager ({not_candidates})."
         return head + "no strategy finished with outputs matching eager."
     ties = [r for r in runs if eligible(r) and r.compiles == winner.compiles]
     compiles = winner.compiles or 0  # an eligible run finished: its count is known
@@ -137,4 +151,6 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
     failed = [r.strategy for r in runs if r.status == "error"]
     if failed:
         parts.append(f"error: {', '.join(failed)}")
+    if not_candidates:
+        parts.append(not_candidates)
     return head + "; ".join(parts) + "."

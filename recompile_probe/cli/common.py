@@ -120,20 +120,27 @@ def use_color(stream: Any = None) -> bool:
     return stream.isatty() and "NO_COLOR" not in os.environ
 
 
-def emit(report: Report, fmt: str, output: Path | None) -> None:
+def emit(report: Report, fmt: str, output: Path | None, verbose: bool = False) -> None:
     """The report to --output (atomically) or stdout; never both, never half."""
     from ..render.formats import render
 
     if output is not None:
-        write_atomic(output, render(report, fmt, color=False, width=120))
+        write_atomic(output, render(report, fmt, color=False, width=120, verbose=verbose))
         err.print(f"report written to {output}")
         return
     color = use_color()
-    sys.stdout.write(render(report, fmt, color=color, width=term_width()))
+    sys.stdout.write(render(report, fmt, color=color, width=term_width(), verbose=verbose))
     sys.stdout.flush()
 
 
 QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No progress on stderr.")
+VERBOSE_OPTION = typer.Option(
+    False,
+    "--verbose",
+    "-v",
+    help="Every failing guard of every cache entry under each recompile (the table shows "
+    "each recompile's causes and counts the rest). JSON is the same either way.",
+)
 DEBUG_OPTION = typer.Option(False, "--debug", help="Show tracebacks.")
 #: for commands whose runs go to the worker pool (`run` words its own: it also has --isolate)
 RUN_TIMEOUT_OPTION = typer.Option(

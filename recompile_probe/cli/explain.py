@@ -13,6 +13,7 @@ from .common import (
     DEBUG_OPTION,
     QUIET_OPTION,
     RUN_TIMEOUT_OPTION,
+    VERBOSE_OPTION,
     app,
     csv_list,
     err,
@@ -60,6 +61,7 @@ def explain(
     ),
     timeout: Optional[float] = RUN_TIMEOUT_OPTION,
     quiet: bool = QUIET_OPTION,
+    verbose: bool = VERBOSE_OPTION,
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
@@ -112,6 +114,7 @@ def explain(
                 notes,
                 color=color,
                 width=min(term_width(), 100) if output is None else 100,
+                verbose=verbose,
             )
         if output is not None:
             write_atomic(output, text)

@@ -11,6 +11,7 @@ import typer
 from .common import (
     DEBUG_OPTION,
     FORMAT_OPTION,
+    VERBOSE_OPTION,
     app,
     check_format,
     emit,
@@ -30,13 +31,14 @@ def render(
     report: Path = typer.Argument(..., help="A JSON report written by `run`/`check`."),
     fmt: str = FORMAT_OPTION,
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
+    verbose: bool = VERBOSE_OPTION,
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
         check_format(fmt)
         reports = read_reports(report)
         if len(reports) == 1:
-            emit(reports[0], fmt, output)
+            emit(reports[0], fmt, output, verbose)
             return
         from ..records.report import reports_to_json
         from ..render import junit as junit_mod
@@ -52,7 +54,10 @@ def render(
             text = render_reports(reports)  # one page, a section per report
         else:
             color = output is None and use_color()
-            text = "\n".join(render_one(r, fmt, color=color, width=term_width()) for r in reports)
+            text = "\n".join(
+                render_one(r, fmt, color=color, width=term_width(), verbose=verbose)
+                for r in reports
+            )
         if output is not None:
             write_atomic(output, text)
         else:

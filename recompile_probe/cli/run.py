@@ -13,6 +13,7 @@ from .common import (
     DEBUG_OPTION,
     FORMAT_OPTION,
     QUIET_OPTION,
+    VERBOSE_OPTION,
     app,
     check_format,
     csv_list,
@@ -79,6 +80,7 @@ def run(
         "under DIR/<strategy>/<sequence>.log, and print the tlparse command for each.",
     ),
     quiet: bool = QUIET_OPTION,
+    verbose: bool = VERBOSE_OPTION,
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
@@ -115,7 +117,7 @@ def run(
                 on_run=saving(loaded, fmt, output, on_run),
                 jobs=workers,
             )
-        emit(report, fmt, output)
+        emit(report, fmt, output, verbose)
         print_tlparse(report)
         if not quiet and (output is not None or fmt != "table"):
             from ..analysis.verdicts import verdict

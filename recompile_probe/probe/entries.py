@@ -3,14 +3,18 @@
 A guard tree is flattened into ``GuardLine``s: one per code part of each leaf guard, with the
 source of the manager it hangs under, comments stripped, relational guards (NO_TENSOR_ALIASING,
 which hang under every source they relate) kept once. Symbolic guards live in the root's epilogue
-lambda guards and become SHAPE_ENV lines. Each line gets the user line behind it (provenance).
+lambda guard and become SHAPE_ENV lines; the ``a is b`` guards Dynamo puts in an epilogue
+lambda guard too become OBJECT_ALIASING lines. Each line gets the user line behind it
+(provenance).
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +22,7 @@ from typing import Any
 from ..provenance.capture import Collector
 from ..provenance.first_use import first_uses
 from ..reasons.text import strip_comment
-from ..records.run import SHAPE_ENV, GuardLine
+from ..records.run import OBJECT_ALIASING, SHAPE_ENV, GuardLine
 from ..torch_compat import cache
 
 
@@ -32,6 +36,19 @@ class EntryInfo:
     compile_id: str | None
     leaf_guard_count: int | None  #: distinct leaf guards in the tree, epilogue (shape-env) included
     guards: tuple[GuardLine, ...]  #: flattened, comments stripped; empty when unreadable
+    #: leaf_guard_count per kind, most first (None when unreadable)
+    leaf_kinds: dict[str, int] | None = None
+
+
+# a sympy guard never reads "x is y"; an object-aliasing guard reads nothing else
+_ALIASING = re.compile(r"^\S.* is \S.*$")
+
+
+def epilogue_kind(verbose_parts: list[str]) -> str:
+    """The root's epilogue lambda guards hold the shape env's symbolic guards and, in another
+    lambda, the object-aliasing (``a is b``) guards: tell them apart by what they say."""
+    parts = [strip_comment(p) for p in verbose_parts]
+    return OBJECT_ALIASING if parts and all(_ALIASING.match(p) for p in parts) else SHAPE_ENV
 
 
 def inspect_entry(code: Any, entry: Any, collector: Collector | None = None) -> EntryInfo:
@@ -40,6 +57,7 @@ def inspect_entry(code: Any, entry: Any, collector: Collector | None = None) -> 
     root = cache.guard_root(entry)
     compile_id = cache.entry_compile_id(entry)
     leaf_count: int | None = None
+    leaf_kinds: dict[str, int] | None = None
     lines: list[GuardLine] = []
     locate = _locator(code, entry, compile_id, collector) if collector is not None else None
     if root is not None:
@@ -47,7 +65,10 @@ def inspect_entry(code: Any, entry: Any, collector: Collector | None = None) -> 
             seen_guards: set[tuple] = set()
             seen_lines: set[tuple] = set()
             leaves = [(source, g, type(g).__name__) for source, g in cache.walk(root)]
-            leaves += [(None, g, SHAPE_ENV) for g in cache.epilogue_guards(root)]
+            leaves += [
+                (None, g, epilogue_kind(list(g.verbose_code_parts())))
+                for g in cache.epilogue_guards(root)
+            ]
             for source, guard, kind in leaves:
                 verbose = tuple(guard.verbose_code_parts())
                 parts = tuple(strip_comment(p) for p in verbose)
@@ -62,10 +83,17 @@ def inspect_entry(code: Any, entry: Any, collector: Collector | None = None) -> 
                             )
                         )
             leaf_count = len(seen_guards)
+            leaf_kinds = dict(Counter(kind for kind, _ in seen_guards).most_common())
         except Exception:  # noqa: BLE001 - private tree API; unreadable means n/a
-            leaf_count, lines = None, []
+            leaf_count, lines, leaf_kinds = None, [], None
     return EntryInfo(
-        code.co_name, code.co_filename, code.co_firstlineno, compile_id, leaf_count, tuple(lines)
+        code.co_name,
+        code.co_filename,
+        code.co_firstlineno,
+        compile_id,
+        leaf_count,
+        tuple(lines),
+        leaf_kinds,
     )
 
 

@@ -274,4 +274,5 @@ def _cache_entry(info: EntryInfo, event: CompileEvent | None, calls: list[Call])
         leaf_guard_count=info.leaf_guard_count,
         guards=info.guards,
         sizes=made.sizes if made else None,
+        leaf_guard_kinds=info.leaf_kinds,
     )

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
+from ..reasons.text import resumed_from
+
 # "<code>  # <path>:<line> in <fn>" (format_frame(line=True)) or "<path>:<line> in <fn>"; the code
 # may hold "  # " itself (a comment on the user's line), so it is matched greedily.
 _USER_LOC = re.compile(
@@ -27,10 +28,10 @@ def user_function_name(co_name: str) -> str:
     """``torch_dynamo_resume_in_f_at_10`` -> ``f`` (nested resumes unwrapped); others unchanged."""
     name = co_name
     while True:
-        match = _RESUME.match(name)
-        if match is None:
+        parent = resumed_from(name)
+        if parent is None:
             return name
-        name = match.group("fn")
+        name = parent
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,15 @@ _ENTRY_LINE = re.compile(r"^(?P<entry>!?\d+(?:/\d+)+):(?: (?P<body>.*))?$", re.S
 # torch's strip_local_scope: L['x'] -> x, as recompile messages print sources
 _LOCAL_SCOPE = re.compile(r"L\[\s*['\"](.*?)['\"]\s*\]")
 _TENSOR_PROPERTY = re.compile(r"\.(?:size\(\)\[\d+\]|stride\(\)\[\d+\]|storage_offset\(\))$")
+#: the code object Dynamo makes to resume a frame after a graph break at <line> of <fn>
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
+
+
+def resumed_from(co_name: str) -> str | None:
+    """``torch_dynamo_resume_in_f_at_10`` -> ``f``: the code whose graph break it resumes (itself
+    possibly a resume function); None for any other name."""
+    match = _RESUME.match(co_name)
+    return match.group("fn") if match else None
 
 
 def entry_line(line: str) -> tuple[str | None, str]:

@@ -139,6 +139,7 @@ class EventBuilder:
         graph_breaks: int | None = None,
         compiling: Identity | None = None,
         closure_functions: tuple[dict, ...] | None = None,
+        dynamo_graph_breaks: int | None = None,
     ) -> CompileEvent:
         """The event of one compilation-metrics record (a mapping of its fields).
 
@@ -226,6 +227,7 @@ class EventBuilder:
             failures=failures,
             resets=self.resets,
             closure_functions=closure_functions,
+            dynamo_graph_breaks=dynamo_graph_breaks,
         )
 
     def rejected(
@@ -268,6 +270,7 @@ class EventBuilder:
             graph_breaks=0,
             failures=tuple(failures),
             resets=self.resets,
+            dynamo_graph_breaks=0,
         )
 
 

@@ -251,6 +251,8 @@ class Recorder:
             graphs_now, breaks_now = metrics.unique_graphs(), metrics.graph_break_count()
             graphs = delta(graphs_now, self._graphs_seen) if counted else None
             breaks = delta(breaks_now, self._breaks_seen) if counted else None
+            # a program clearing counters makes the movement meaningless, not negative
+            counter_breaks = breaks if breaks is not None and breaks >= 0 else None
             self._graphs_seen, self._breaks_seen = graphs_now, breaks_now
             if counted and self._counts_graphs:
                 graphs = self._graph_calls.pop(cid, 0) if cid is not None else None
@@ -263,6 +265,7 @@ class Recorder:
                 graph_breaks=breaks,
                 compiling=compiling,
                 closure_functions=closure,
+                dynamo_graph_breaks=counter_breaks,
             )
             event = self._with_origins(event, counted)
             if event.closure_functions:

@@ -86,10 +86,17 @@ class CompileEvent:
     #: (a decorator's wrapper holds the function it wraps): () where it held none; None where
     #: not seen (a trace, a torch whose compile takes no closure)
     closure_functions: tuple[dict, ...] | None = None
+    #: graph breaks as Dynamo's own graph_break counter counted them during this compile. It
+    #: leaves some out (a branch on a data-dependent value is listed, not counted), so it can be
+    #: below ``graph_breaks``; None where the counter moved otherwise (cleared) or was not read
+    dynamo_graph_breaks: int | None = None
 
 
-#: GuardLine.kind of the symbolic guards (the root's epilogue lambda guards)
+#: GuardLine.kind of the symbolic guards (the shape env's epilogue lambda guard at the root)
 SHAPE_ENV = "SHAPE_ENV"
+#: GuardLine.kind of ``a is b`` guards (two sources must stay the same object), which Dynamo
+#: also installs as an epilogue lambda guard at the root: not symbolic, not shape-env guards
+OBJECT_ALIASING = "OBJECT_ALIASING"
 
 
 @dataclass(frozen=True)
@@ -123,6 +130,9 @@ class CacheEntry:
     guards: tuple[GuardLine, ...] = ()
     #: the point of the call that created it
     sizes: dict[str, int] | None = None
+    #: leaf guards per kind, most first: adds up to leaf_guard_count (``guards`` has a line per
+    #: code part, so a leaf with several parts is several lines); None where not read
+    leaf_guard_kinds: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)

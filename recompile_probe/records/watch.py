@@ -74,6 +74,10 @@ class FunctionSummary:
     shared_by: tuple[str, ...] = ()
     #: what to do about a shared code object's recompiles (reasons.kinds, advice); None: not one
     shared_remedy: str | None = None
+    #: graph breaks as Dynamo's graph_break counter counted them over its compiles (it leaves
+    #: some out, e.g. a branch on a data-dependent value); ``graph_breaks`` is what was seen:
+    #: Dynamo's graph-break list, and at least one per resume function compiled after a break
+    dynamo_graph_breaks: int | None = None
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..analysis.sequence import at_call, batch_only, call_point, points_of, run_points, stepped
 from ..analysis.shared import label as shared_label
 from ..analysis.verdicts import noisy, plural
-from ..reasons.text import failure_lines, without_comments
+from ..reasons import causes
+from ..reasons.text import entry_line, failure_lines, split_parts, strip_comment, without_comments
 from ..records.compile_ids import frame_of
 from ..records.run import Call, Run
 
@@ -123,18 +125,69 @@ def reason(text: str | None) -> str:
     return without_comments(text) if text else NA
 
 
-def reason_with_origins(run: Run, compile_id: str | None, text: str | None) -> str:
-    """A reason's lines, each failing guard followed by the user line behind it, if known."""
+def reason_with_origins(
+    run: Run, compile_id: str | None, text: str | None, fold: bool = False, width: int = 80
+) -> str:
+    """A reason's lines, each failing guard followed by the user line behind it, if known
+    (within ``width``). ``fold``: its causes instead, the other failing guards counted."""
     event = next((e for e in run.compile_events if e.compile_id == compile_id), None)
     found = list(event.reason_origins or ()) if event is not None else []
+    room = max(width - 2, 40)
+    if fold:
+        folded = folded_reason(
+            text,
+            found,
+            lambda o, static: [f"  {w}"] if (w := origin(o, room, static, True)) else [],
+        )
+        if folded is not None:
+            return "\n".join(folded)
     out = []
     for line in reason(text).splitlines():
         out.append(line)
         if found and failure_lines(line):
-            where = origin(found.pop(0), 78, " size mismatch " in line, short=True)
+            where = origin(found.pop(0), room, " size mismatch " in line, short=True)
             if where:
                 out.append("  " + where)
     return "\n".join(out)
+
+
+#: causes shown per recompile when folded, most informative first (causes.group's order)
+SHOWN_CAUSES = 2
+
+
+def folded_reason(
+    text: str | None,
+    origins: Sequence[dict | None],
+    where: Callable[[dict | None, bool], list[str]],
+    shown: int = SHOWN_CAUSES,
+) -> list[str] | None:
+    """A recompile's failing guards as their causes (reasons/causes.py): the first ``shown``,
+    each once with the user line behind its first guard (``where``: origin, static -> lines),
+    every other failing guard folded into a count. None when nothing would fold: the lines
+    themselves are then as short."""
+    lines = failure_lines(text) if text else []
+    total = len(causes.split(lines))
+    found = causes.group(lines)
+    if total <= min(len(found), shown):
+        return None
+    pairs = [(line, o) for line, o in zip(lines, origins) if o]
+    out = []
+    for c in found[:shown]:
+        out.append(c.label() + (f"  ({len(c.entries)} entries)" if len(c.entries) > 1 else ""))
+        first = next((o for line, o in pairs if _for_cause(line, c)), None)
+        out += where(first, c.what == "size")
+    more = f"+{plural(total - len(found[:shown]), 'more failing guard')}"
+    if len(found) > shown:
+        more += f" ({plural(len(found) - shown, 'more cause')})"
+    out.append(f"{more}, --verbose lists every one")
+    return out
+
+
+def _for_cause(line: str, cause: causes.Cause) -> bool:
+    entry, body = entry_line(line)
+    return entry in cause.entries and any(
+        strip_comment(part) in cause.guards for part in split_parts(body)
+    )
 
 
 #: an origin's role in words (origins.ROLES)
@@ -172,6 +225,8 @@ def origin(
     if not code:
         return where + tail
     room = width - len(where) - len(tail) - 4
+    if room < 12:  # a few characters of code say nothing: the line and role still fit
+        return where + tail
     if len(code) > room:
         code = code[: max(room - 1, 8)] + "…"
     return f"{where}  `{code}`{tail}"

@@ -30,5 +30,8 @@ def renderer(fmt: str) -> Callable[..., str]:
     return render
 
 
-def render(report: Report, fmt: str, *, color: bool = False, width: int = 120) -> str:
-    return renderer(fmt)(report, color=color, width=width)
+def render(
+    report: Report, fmt: str, *, color: bool = False, width: int = 120, verbose: bool = False
+) -> str:
+    """``verbose``: every failing guard of every recompile, where a format folds them."""
+    return renderer(fmt)(report, color=color, width=width, verbose=verbose)

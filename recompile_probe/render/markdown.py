@@ -190,12 +190,16 @@ def explain(report: Report, explanations: list[Explanation], notes: list[str]) -
 def functions(report: WatchReport) -> str:
     fl = function_lines
     out = [f"## {fl.title(report)}", ""]
-    headers = [h.replace("\n", " ") for h in fl.HEADERS]
+    headers = [h.replace("\n", " ") for h in fl.headers(report.functions)]
+    failed = fl.with_failed(report.functions)
     out += ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     out += [
-        "| " + " | ".join(c.replace("|", "\\|") for c in fl.row(f)) + " |" for f in report.functions
+        "| " + " | ".join(c.replace("|", "\\|") for c in fl.row(f, failed)) + " |"
+        for f in report.functions
     ]
     out.append("")
+    if fl.breaks_differ(report.functions):
+        out += [fl.BREAKS_LEGEND, ""]
     for f in report.functions:
         for c in f.causes:
             if c.recompiles:

@@ -138,12 +138,25 @@ def explain_schema(strict: bool = False) -> dict[str, Any]:
             "guards_by_kind": {
                 "type": "object",
                 "additionalProperties": {"type": "integer"},
-                "description": "guard kind -> how many, most first",
+                "description": "guard kind -> how many guard lines (code parts), most first",
+            },
+            "leaf_guards_by_kind": {
+                "type": ["object", "null"],
+                "additionalProperties": {"type": "integer"},
+                "description": "guard kind -> how many leaf guards, most first; adds up to "
+                "leaf_guard_count (null: not read)",
             },
             "shape_env_guards": {
                 "type": "array",
                 "items": {"type": "string"},
-                "description": "the symbolic (SHAPE_ENV) guards' text",
+                "description": "the symbolic (SHAPE_ENV) guards' text: the shape env's "
+                "epilogue lambda guard only",
+            },
+            "object_aliasing_guards": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "the `a is b` (OBJECT_ALIASING) guards' text, the other "
+                "epilogue lambda guard",
             },
             "guards": entry_props["guards"],
         },

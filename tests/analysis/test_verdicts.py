@@ -161,3 +161,46 @@ def test_points_come_from_a_run_that_recorded_them():
     )
     assert points_of([lost, run]) == run_points(run)
     assert verdict("rl", [lost, run]).startswith("rl (B 1, S 7) → (B 1, S 33): ")
+
+
+def test_a_run_that_compiled_nothing_is_no_candidate(write_scenario):
+    """Real runs: eager_on_recompile set from the first call never compiles (CompileCounter
+    agrees), so its 0 compiles must not beat default's; the verdict says why it is out."""
+    import torch
+    from torch._dynamo.testing import CompileCounter
+
+    from recompile_probe.execution.session import run_scenario
+    from recompile_probe.scenario.load import load
+    from recompile_probe.targets import loader
+
+    path = write_scenario("""
+        target: user_targets.py:double
+        inputs: [{shape: [B, 8]}]
+        sequences: {s: [1, 2]}
+        strategies: [eager_on_recompile, default]
+        repeats: 2
+        custom_strategies:
+          eager_on_recompile: {stance: eager_on_recompile}
+    """)
+    scenario = load(path)
+    runs = list(run_scenario(scenario).runs)
+    target = loader.load(scenario)
+    torch._dynamo.reset()
+    counter = CompileCounter()
+    compiled = torch.compile(target.fn, backend=counter)
+    with torch.compiler.set_stance("eager_on_recompile"):
+        for b in (1, 2):
+            compiled(*target.make_args(b))
+    torch._dynamo.reset()
+    assert counter.frame_count == 0  # the independent truth: nothing was compiled
+    by_name = {r.strategy: r for r in runs}
+    assert by_name["eager_on_recompile"].compiles == 0
+    assert by_name["default"].compiles and by_name["default"].compiles > 0
+    assert best(runs).strategy == "default"
+    line = verdict("s", runs)
+    assert "default wins" in line and "eager_on_recompile wins" not in line
+    assert "eager_on_recompile compiled nothing: not a candidate" in line
+
+    only = [by_name["eager_on_recompile"]]
+    assert best(only) is None
+    assert "compiled nothing" in verdict("s", only) and " wins" not in verdict("s", only)

@@ -93,7 +93,12 @@ def functions(report: WatchReport, *, top: int = TOP_FUNCTIONS, **_: object) -> 
         )
     else:
         body.append(f'<p class="totals">{esc(fn.totals(report))}</p>')
-        body += _functions_section(report.functions, fn.HEADERS, fn.row, top)
+        failed = fn.with_failed(report.functions)
+        body += _functions_section(
+            report.functions, fn.headers(report.functions), lambda f: fn.row(f, failed), top
+        )
+        if fn.breaks_differ(report.functions):
+            body.append(f'<p class="muted">{esc(fn.BREAKS_LEGEND)}</p>')
     if others:
         body.append(f"<h2>Child processes ({len(others)}), each with its own compile ids</h2>")
         for i, p in enumerate(others):

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 
-from ...analysis.diffs import GuardDiff, kinds, shape_env_guards
+from ...analysis.diffs import GuardDiff, aliasing_guards, kinds, leaf_kinds, shape_env_guards
 from ...analysis.explain import Explanation
 from ...analysis.fixes import Recompile
 from ...analysis.sequence import at_call, batch_only, call_point, named, run_points, sequence_label
 from ...analysis.shared import label as shared_label
 from ...analysis.verdicts import NOISE_RATIO, plural
 from ...reasons.text import failure_lines
-from ...records.run import CacheEntry, Run
+from ...records.run import SHAPE_ENV, CacheEntry, Run
 from ...sizes.points import Point
 from .. import cells
 
@@ -79,12 +80,24 @@ def entry_lines(run: Run) -> list[str]:
             f"  {e.compile_id}  {made(run, e)} · guard_count {cells.num(e.guard_count)} "
             f"(metrics) · {cells.num(e.leaf_guard_count)} leaf guards (tree)"
         )
-        lines += wrapped("      by kind: ", [f"{k} {n}" for k, n in kinds(e).items()])
+        leaves = leaf_kinds(e)
+        if leaves is not None:  # the tally beside the leaf-guard count adds up to it
+            lines += wrapped("      leaf guards by kind: ", [f"{k} {n}" for k, n in leaves.items()])
+        else:  # a report written before leaves were tallied: its lines, labelled as lines
+            lines += wrapped(
+                "      guard lines by kind: ", [f"{k} {n}" for k, n in kinds(e).items()]
+            )
         shape = shape_env_guards(e)
         lines += fold(
             "      shape-env guards: " + ("; ".join(shape) if shape else "none"),
             len("      shape-env guards: "),
         )
+        aliasing = aliasing_guards(e)
+        if aliasing:
+            lines += fold(
+                "      object-aliasing guards: " + "; ".join(aliasing),
+                len("      object-aliasing guards: "),
+            )
     return lines
 
 
@@ -123,31 +136,59 @@ def under(origin: dict | None, indent: str = "      ", static: bool = False) -> 
     return [] if text is None else [indent + text]
 
 
-def diff_lines(d: GuardDiff) -> list[str]:
+#: added or removed guards a folded diff shows per sign; symbolic and tensor guards first
+SHOWN_DIFF_GUARDS = 4
+_DIFF_FIRST = (SHAPE_ENV, "TENSOR_MATCH")
+
+
+def diff_lines(d: GuardDiff, verbose: bool = True) -> list[str]:
+    """``verbose``: every added and removed guard; otherwise the first few of each, the rest
+    counted by kind (a new cache-held tensor adds a dozen guards that say one thing)."""
     lines = [f"Guard diff {d.function} {d.old} → {d.new}"]
     for c in d.changed:
         lines += fold(f"  ~ {c.describe()}", 6)
         lines += under(c.origin)
-    for sign, guards in (("+", d.added), ("-", d.removed)):
-        for g in guards:
+    for sign, word, guards in (("+", "added", d.added), ("-", "removed", d.removed)):
+        shown = list(guards)
+        if not verbose and len(shown) > SHOWN_DIFF_GUARDS:
+            shown.sort(key=lambda g: _DIFF_FIRST.index(g.kind) if g.kind in _DIFF_FIRST else 2)
+            rest = Counter(g.kind for g in shown[SHOWN_DIFF_GUARDS:]).most_common()
+            shown = shown[:SHOWN_DIFF_GUARDS]
+        else:
+            rest = []
+        for g in shown:
             lines.append(f"  {sign} {g.kind} {g.text}")
             lines += under(g.origin)
+        if rest:
+            n = sum(count for _, count in rest)
+            lines += wrapped(
+                f"  {sign}{n} more {word} guards, --verbose lists every one: ",
+                [f"{k} {count}" for k, count in rest],
+            )
     if len(lines) == 1:
         lines.append("  (no guard differs)")
     return lines
 
 
-def recompile_lines(r: Recompile, plain: bool = True) -> list[str]:
+def recompile_lines(r: Recompile, plain: bool = True, verbose: bool = True) -> list[str]:
     before = "?" if r.batch_before is None else r.batch_before
     change = f"B {before} → {r.batch_after}" if plain or not r.change else r.change
     lines = [
         f"Recompile at call {r.call_index} ({change}), {r.compile_id}: {r.reason_kind or 'other'}"
     ]
     found = list(r.reason_origins or ())
-    for line in cells.reason(r.reason).splitlines():
-        lines.append(f"  {line}")
-        if failure_lines(line) and found:
-            lines += under(found.pop(0), "    ", " size mismatch " in line)
+    folded = (
+        None
+        if verbose
+        else cells.folded_reason(r.reason, found, lambda o, static: under(o, "    ", static))
+    )
+    if folded is not None:
+        lines += [line if line.startswith("    ") else f"  {line}" for line in folded]
+    else:
+        for line in cells.reason(r.reason).splitlines():
+            lines.append(f"  {line}")
+            if failure_lines(line) and found:
+                lines += under(found.pop(0), "    ", " size mismatch " in line)
     d = r.reason_detail or {}
     # the symbol whose dim failed, when several could have: a batch-only run has only B
     facts = [
@@ -209,9 +250,11 @@ def error_lines(x: Explanation) -> list[str]:
     return lines
 
 
-def blocks(x: Explanation) -> list[list[str]]:
+def blocks(x: Explanation, verbose: bool = True) -> list[list[str]]:
+    """``verbose``: every failing guard of each recompile and every guard a diff adds or
+    removes; otherwise its causes and a few guards, the rest counted (the terminal's default)."""
     blocks = [b for b in (error_lines(x),) if b] + [entry_lines(x.run)]
-    blocks += [diff_lines(d) for d in x.diffs]
+    blocks += [diff_lines(d, verbose) for d in x.diffs]
     plain = cells.plain([x.run])
-    blocks += [recompile_lines(r, plain) for r in x.recompiles]
+    blocks += [recompile_lines(r, plain, verbose) for r in x.recompiles]
     return blocks

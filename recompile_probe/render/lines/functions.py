@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from ...analysis.shared import label as shared_label
@@ -18,11 +19,20 @@ HEADERS = (
     "compiles",
     "recompiles",
     "graphs",
-    "graph\nbreaks",
+    "graph\nbreaks\nseen",
+    "graph\nbreaks\n(Dynamo)",
     "cache\nentries",
     "guards",
     "shape\nguards",
     "limit\nhit",
+)
+#: after recompiles, shown only when a compile failed (a table of zeros says nothing)
+FAILED_HEADER = "failed"
+#: why the two graph-break columns may differ, printed under the table when they do
+BREAKS_LEGEND = (
+    "graph breaks: seen = Dynamo's graph-break list and the resume functions it compiled (the "
+    "breaks listed below); (Dynamo) = its graph_break counter, which leaves some out (a branch "
+    "on a data-dependent value)."
 )
 #: the compact table of a descendant process (within 100 columns)
 CHILD_HEADERS = (
@@ -41,14 +51,36 @@ def where(f: FunctionSummary) -> str:
     return f"{Path(f.filename).name if f.filename else '?'}:{cells.num(f.line)}"
 
 
-def row(f: FunctionSummary) -> list[str]:
+def with_failed(functions: Sequence[FunctionSummary]) -> bool:
+    return any(f.failed for f in functions)
+
+
+def headers(functions: Sequence[FunctionSummary]) -> tuple[str, ...]:
+    """The table's columns: ``failed`` only where some compile of these functions failed."""
+    if not with_failed(functions):
+        return HEADERS
+    return (*HEADERS[:4], FAILED_HEADER, *HEADERS[4:])
+
+
+def breaks_differ(functions: Sequence[FunctionSummary]) -> bool:
+    """The two graph-break counts of some function disagree: the legend says why."""
+    return any(
+        f.graph_breaks != f.dynamo_graph_breaks and (f.graph_breaks or f.dynamo_graph_breaks)
+        for f in functions
+    )
+
+
+def row(f: FunctionSummary, failed: bool = False) -> list[str]:
+    """``failed``: with the failed column (headers() says when)."""
     return [
         f.function,
         where(f),
         str(f.compiles),
         str(f.recompiles),
+        *([str(f.failed)] if failed else []),
         cells.num(f.graphs),
         cells.num(f.graph_breaks),
+        cells.num(f.dynamo_graph_breaks),
         cells.num(f.cache_entries),
         cells.num(f.guard_count),
         cells.num(f.shape_env_guard_count),

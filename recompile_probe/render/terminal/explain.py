@@ -21,6 +21,7 @@ def render(
     *,
     color: bool = False,
     width: int = 100,
+    verbose: bool = False,
 ) -> str:
     buffer = io.StringIO()
     console = Console(
@@ -38,7 +39,7 @@ def render(
         )
     for x in explanations:
         console.print(Text("\n" + headline(x.run, width), style="bold"))
-        for block in blocks(x):
+        for block in blocks(x, verbose):
             console.print(Text("\n".join(block)), soft_wrap=False, overflow="fold")
     for name, _ in report.sequences():
         runs = [r for r in report.runs_for(name) if r.status != "unsupported"]

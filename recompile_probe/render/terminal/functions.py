@@ -13,19 +13,22 @@ from rich.text import Text
 
 from ...records.watch import FunctionSummary, WatchReport
 from ..lines.functions import (
+    BREAKS_LEGEND,
     CHILD_HEADERS,
     CHILD_WIDTH,
-    HEADERS,
     all_totals,
+    breaks_differ,
     child_line,
     child_row,
     children,
+    headers,
     label,
     line_notes,
     reason_lines,
     row,
     title,
     totals,
+    with_failed,
 )
 
 
@@ -101,7 +104,12 @@ def render(report: WatchReport, *, color: bool = False, width: int = 120) -> str
             else "No torch.compile activity was recorded."
         )
     else:
-        console.print(_filled(_table(HEADERS), report.functions, row))
+        failed = with_failed(report.functions)
+        console.print(
+            _filled(_table(headers(report.functions)), report.functions, lambda f: row(f, failed))
+        )
+        if breaks_differ(report.functions):
+            console.print(BREAKS_LEGEND, markup=False)
         if any(f.reasons for f in report.functions):
             console.print(
                 Text("Recompile reasons (distinct, with how often each occurred)", style="bold")

@@ -106,18 +106,41 @@ def _timeline(runs: list[Run], points: list[Point], width: int) -> list[Table]:
     return tables
 
 
-def _reasons(runs: list[Run]) -> Table | None:
+def _reasons(runs: list[Run], verbose: bool = False, width: int = 120) -> Table | None:
+    """A row per recompile: its kind, then its causes with the other failing guards counted
+    (every guard of every entry, with ``verbose``)."""
     rows = [(run, t) for run in runs for t in transitions(run)]
     if not rows:
         return None
     plain = cells.plain(runs)
+    fixed = [
+        max([len(h), *(len(c) for c in column)])
+        for h, column in zip(
+            ("strategy", "call", "change", "id"),
+            zip(
+                *[
+                    (
+                        t.strategy,
+                        str(t.call_index),
+                        f"{t.batch_before} → {t.batch_after}" if plain else moved(run, t),
+                        t.compile_id or cells.NA,
+                    )
+                    for run, t in rows
+                ]
+            ),
+        )
+    ]
+    room = width - sum(fixed) - 2 * len(fixed)  # rich: two spaces between columns
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
     for header in ("strategy", "call", "B" if plain else "change", "id", "kind / reason"):
         table.add_column(header, no_wrap=header != "kind / reason", overflow="fold")
     for run, t in rows:
         before = "?" if t.batch_before is None else str(t.batch_before)
         why = Text(t.kind or "other", style="bold")
-        why.append("\n" + cells.reason_with_origins(run, t.compile_id, t.reason), style="")
+        why.append(
+            "\n" + cells.reason_with_origins(run, t.compile_id, t.reason, not verbose, room),
+            style="",
+        )
         table.add_row(
             t.strategy,
             str(t.call_index),
@@ -128,7 +151,7 @@ def _reasons(runs: list[Run]) -> Table | None:
     return table
 
 
-def _sequence(name: str, runs: list[Run], width: int) -> Group:
+def _sequence(name: str, runs: list[Run], width: int, verbose: bool = False) -> Group:
     winner = best(runs)
     points = points_of(runs)
     eager = next((r.eager_us for r in runs if r.eager_us is not None), None)
@@ -142,7 +165,7 @@ def _sequence(name: str, runs: list[Run], width: int) -> Group:
     if any(map(stepped, runs)):
         parts.append(Text(cells.GROUPED))
     parts += _timeline(runs, points, width)
-    reasons = _reasons(runs)
+    reasons = _reasons(runs, verbose, width)
     if reasons is not None:
         parts += [Text("\nRecompile reasons", style="bold"), reasons]
     notes = [line for line in (cells.error_line(r) for r in runs) if line]
@@ -160,7 +183,9 @@ def _sequence(name: str, runs: list[Run], width: int) -> Group:
     return Group(*parts)
 
 
-def render(report: Report, *, color: bool = False, width: int = 120, **_: object) -> str:
+def render(
+    report: Report, *, color: bool = False, width: int = 120, verbose: bool = False, **_: object
+) -> str:
     buffer = io.StringIO()
     console = Console(
         file=buffer,
@@ -184,5 +209,5 @@ def render(report: Report, *, color: bool = False, width: int = 120, **_: object
     if not report.complete:
         console.print(Text("Interrupted: only the runs that finished are shown.", style="bold red"))
     for name, _sizes in report.sequences():
-        console.print(_sequence(name, report.runs_for(name), width))
+        console.print(_sequence(name, report.runs_for(name), width, verbose))
     return buffer.getvalue()
