@@ -6,7 +6,7 @@ random weights (one layer, hidden size 16): nothing is downloaded. Needs `transf
 it runs B prompts of S tokens and 3 new tokens each (one prefill call, then decode calls)."""
 
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
+from transformers import LlamaConfig, LlamaForCausalLM, StaticCache
 
 torch.manual_seed(0)
 config = LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
@@ -17,13 +17,17 @@ forward = model.forward  # the target: what `model.forward = torch.compile(model
 
 
 def generate(fn, B, S, cache_implementation=None):
+    """`cache_implementation="static"`: a static cache preallocated to the longest sequence the
+    server allows, built here so that every call starts from the same state (generate() would
+    otherwise size it from the longest of its earlier calls, kept on the model)."""
     model.forward = fn
     try:
         ids = torch.randint(1, config.vocab_size, (B, S))
+        static = cache_implementation == "static"
+        cache = StaticCache(config=config, max_cache_len=32) if static else None
         with torch.no_grad():
             return model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=3,
-                                  do_sample=False, pad_token_id=0,
-                                  cache_implementation=cache_implementation)
+                                  do_sample=False, pad_token_id=0, past_key_values=cache)
     finally:
         model.forward = forward
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..reasons import frameworks
 from ..reasons.kinds import no_fix_why
 from ..records.run import Run
 from ..scenario.builtin_targets import BUILTIN_TARGETS
@@ -128,7 +129,11 @@ def recompiles(
                 kind,
                 event.reason_detail if event else None,
                 tuple(fixes),
-                None if fixes else no_fix_why(kind, event.reason_detail if event else None),
+                None
+                if fixes
+                else _with_hint(
+                    no_fix_why(kind, event.reason_detail if event else None), kind, event
+                ),
                 moved(run, t),
                 call.sizes if call else None,
                 None if found is None else tuple(found),
@@ -136,6 +141,15 @@ def recompiles(
             )
         )
     return out
+
+
+def _with_hint(why: str, kind: str | None, event: Any) -> str:
+    """The kind's reason, and the framework's advice where the recompile's files show one."""
+    if event is None:
+        return why
+    files = [event.filename, *((o or {}).get("file") for o in event.reason_origins or ())]
+    hint = frameworks.hints(kind, event.reason_detail, files)
+    return f"{why} {hint}" if hint else why
 
 
 def _marks(strategy: Strategy | None) -> bool:

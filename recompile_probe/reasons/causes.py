@@ -195,6 +195,22 @@ def merged_before(*values: str | None) -> str | None:
     return ", ".join(sorted(found, key=lambda v: (len(v), v))) if found else None
 
 
+def primary_line(lines: Iterable[str]) -> str | None:
+    """The line a recompile's kind and structured detail are read from when Dynamo's first
+    failing guard is a container's length beside another cause (``len(kwargs) == 6`` on one
+    entry, the batch 1 -> 2 on the others): the primary cause's, as ``entry: guard``. None
+    otherwise: the first line stands (it names the newest entry, closest to the change)."""
+    lines = list(lines)
+    top = primary(lines)
+    pairs = split(lines)
+    if top is None or not pairs or _LEN.match(strip_comment(pairs[0][1])) is None:
+        return None
+    for entry, text in pairs:
+        if strip_comment(text) in top.guards and (not top.entries or entry in top.entries):
+            return f"{entry}: {text}" if entry else text
+    return None
+
+
 def primary(lines: Iterable[str]) -> Cause | None:
     """The cause to name for a recompile: the most informative one."""
     found = group(lines)

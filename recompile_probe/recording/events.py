@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..reasons.causes import primary_line
 from ..reasons.parse import classify, is_recompile_limit
 from ..reasons.text import failure_lines, split_parts
 from ..records.compile_ids import frame_of
@@ -193,7 +194,6 @@ class EventBuilder:
             raw = m.get("recompile_reason")
             if not text and raw:
                 text = "\n".join(failure_lines(raw)) or raw
-        detail = classify(text, fail_type=fail_type, fail_reason=fail_reason) if recompile else None
         failures: tuple[str, ...] = ()
         if recompile and text:
             failures = (
@@ -201,6 +201,12 @@ class EventBuilder:
                 or (tuple(all_failures(fail_reason)) if from_error is not None else ())
                 or tuple(failure_lines(text))
             )
+        # the kind is the primary cause's (causes.py), not whichever guard Dynamo named first
+        detail = (
+            classify(primary_line(failures) or text, fail_type=fail_type, fail_reason=fail_reason)
+            if recompile
+            else None
+        )
         if text is None and detail is not None:  # the recompile limit: no guard failed
             text = detail.text
         time_us = m.get("dynamo_cumulative_compile_time_us")
@@ -248,7 +254,7 @@ class EventBuilder:
         if fid is not None:
             identity = self.identities.setdefault(fid, identity)
         text = "\n".join(failures) or None
-        detail = classify(text)
+        detail = classify(primary_line(failures) or text)
         return CompileEvent(
             compile_id=None,
             function=identity[0],

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from ...reasons import frameworks
 from ...reasons.kinds import remedy
 from ...reasons.text import without_comments
 from ...records.run import Run
@@ -138,6 +139,12 @@ def yaml_for(e: Evaluation, name: str, runs: list[Run]) -> str:
     )
 
 
+def _hinted(found: str, e: Any) -> str:
+    files = [e.filename, *((o or {}).get("file") for o in e.reason_origins or ())]
+    hint = frameworks.hints(e.reason_kind, e.reason_detail, files)
+    return f"{found}. {hint}" if hint else found
+
+
 def unfixable(runs: dict[str, list[Run]], name: str) -> tuple[Unfixable, ...]:
     """The recompiles the recommendation still has, each with the remedy of its kind (advice,
     not measured)."""
@@ -155,7 +162,7 @@ def unfixable(runs: dict[str, list[Run]], name: str) -> tuple[Unfixable, ...]:
                     e.call_index,
                     text,
                     e.reason_kind,
-                    remedy(e.reason_kind, text, e.reason_detail),
+                    _hinted(remedy(e.reason_kind, text, e.reason_detail), e),
                 )
             )
     return tuple(out)

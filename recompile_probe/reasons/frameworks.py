@@ -1,0 +1,52 @@
+"""Advice that fits one framework, given only where a recompile's files show that framework
+(the compiled frame's file or the user lines behind its failing guards). No torch.
+
+A generic remedy for ``kwargs['cache'].layers[0].is_initialized == False`` ("keep the object's
+state the same") is true and useless; for a transformers model the fix is the one transformers
+documents for generate() recompiles: a static cache. These hints are advice, never measured:
+a scenario measures one by a custom strategy with ``driver_options`` (the renderers say which).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+#: a path inside the transformers package, as torch prints it (full or shortened)
+_TRANSFORMERS = re.compile(r"(^|[/\\])transformers[/\\]")
+#: a source that is a KV cache: transformers names it cache / past_key_values
+_CACHE = re.compile(r"cache|past_key_values")
+#: kinds a cache's growth or state gives: its shape, its flags, its length
+_CACHE_KINDS = (
+    "object_state",
+    "static_size_change",
+    "zero_one_specialization",
+    "shape_env_guard",
+    "arguments_changed",
+    "type_or_id_change",
+)
+
+STATIC_CACHE = (
+    "transformers (advice, not measured): generate with a static cache "
+    '(generate(..., cache_implementation="static"), or '
+    'model.generation_config.cache_implementation = "static"; compile options in '
+    "generation_config.compile_config): the KV cache is allocated once at its full length, so "
+    "its shapes and flags stop changing between decode steps. That is the fix transformers "
+    "documents for generate() recompiles. To measure it here, add a custom strategy with "
+    "driver_options: {cache_implementation: static} and pass that option from the driver to "
+    "generate()."
+)
+
+
+def is_transformers(files: Iterable[str | None]) -> bool:
+    return any(f and _TRANSFORMERS.search(f) for f in files)
+
+
+def hints(kind: str | None, detail: Mapping[str, Any] | None, files: Iterable[str | None]) -> str:
+    """The framework's advice for this recompile, or "" where no framework shows."""
+    files = list(files)
+    source = str((detail or {}).get("source") or (detail or {}).get("text") or "")
+    if kind in _CACHE_KINDS and _CACHE.search(source) and is_transformers(files):
+        return STATIC_CACHE
+    return ""
