@@ -27,7 +27,7 @@ def generate(fn, B, S, cache_implementation=None):
         cache = StaticCache(config=config, max_cache_len=32) if static else None
         with torch.no_grad():
             return model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=3,
-                                  do_sample=False, pad_token_id=0, past_key_values=cache)
+                                  do_sample=False, pad_token_id=0, cache=cache)
     finally:
         model.forward = forward
 

@@ -132,7 +132,10 @@ def recompiles(
                 None
                 if fixes
                 else _with_hint(
-                    no_fix_why(kind, event.reason_detail if event else None), kind, event
+                    no_fix_why(kind, event.reason_detail if event else None),
+                    kind,
+                    event,
+                    _static_cache_measured(t.call_index, run, runs, strategies),
                 ),
                 moved(run, t),
                 call.sizes if call else None,
@@ -143,13 +146,47 @@ def recompiles(
     return out
 
 
-def _with_hint(why: str, kind: str | None, event: Any) -> str:
+def _with_hint(why: str, kind: str | None, event: Any, measured: str | None) -> str:
     """The kind's reason, and the framework's advice where the recompile's files show one."""
     if event is None:
         return why
     files = [event.filename, *((o or {}).get("file") for o in event.reason_origins or ())]
-    hint = frameworks.hints(kind, event.reason_detail, files)
+    hint = frameworks.hints(kind, event.reason_detail, files, measured)
     return f"{why} {hint}" if hint else why
+
+
+def _static_cache_measured(
+    call_index: int, run: Run, runs: list[Run], strategies: Mapping[str, Strategy]
+) -> str | None:
+    """What this report's static-cache runs did at this call (they did not remove it, or it
+    would have a fix); None when the report has none."""
+    said = []
+    for other in runs:
+        strategy = strategies.get(other.strategy)
+        if (
+            other is run
+            or strategy is None
+            or not frameworks.is_static_cache(strategy.driver_options)
+        ):
+            continue
+        call = other.calls[call_index] if call_index < len(other.calls) else None
+        if other.status != "ok" or call is None:
+            said.append(f"{other.strategy} did not finish this call")
+        elif call.event == "recompile":
+            said.append(f"{other.strategy} recompiled at this call too")
+        else:
+            said.append(
+                f"{other.strategy} did not recompile here, but is no fix: {_why_not(other)}"
+            )
+    return f"Measured in this report: {'; '.join(said)}." if said else None
+
+
+def _why_not(run: Run) -> str:
+    if run.outputs_match is False:
+        return "its outputs differ from eager"
+    if run.no_effect:
+        return run.no_effect
+    return "it did not finish with outputs matching eager"
 
 
 def _marks(strategy: Strategy | None) -> bool:

@@ -33,9 +33,12 @@ STATIC_CACHE = (
     'model.generation_config.cache_implementation = "static"; compile options in '
     "generation_config.compile_config): the KV cache is allocated once at its full length, so "
     "its shapes and flags stop changing between decode steps. That is the fix transformers "
-    "documents for generate() recompiles. To measure it here, add a custom strategy with "
-    "driver_options: {cache_implementation: static} and pass that option from the driver to "
-    "generate()."
+    "documents for generate() recompiles."
+)
+#: said after STATIC_CACHE when no run of the report had a static cache
+MEASURE_STATIC_CACHE = (
+    "To measure it here, add a custom strategy with driver_options: {cache_implementation: "
+    "static} and pass that option from the driver to generate()."
 )
 
 
@@ -43,10 +46,21 @@ def is_transformers(files: Iterable[str | None]) -> bool:
     return any(f and _TRANSFORMERS.search(f) for f in files)
 
 
-def hints(kind: str | None, detail: Mapping[str, Any] | None, files: Iterable[str | None]) -> str:
-    """The framework's advice for this recompile, or "" where no framework shows."""
+def hints(
+    kind: str | None,
+    detail: Mapping[str, Any] | None,
+    files: Iterable[str | None],
+    measured: str | None = None,
+) -> str:
+    """The framework's advice for this recompile, or "" where no framework shows.
+    ``measured``: what the report's own static-cache runs did at this call, if it has any."""
     files = list(files)
     source = str((detail or {}).get("source") or (detail or {}).get("text") or "")
     if kind in _CACHE_KINDS and _CACHE.search(source) and is_transformers(files):
-        return STATIC_CACHE
+        return f"{STATIC_CACHE} {measured or MEASURE_STATIC_CACHE}"
     return ""
+
+
+def is_static_cache(driver_options: Mapping[str, Any]) -> bool:
+    """A strategy whose driver_options ask the program for a static cache."""
+    return "static" in str(driver_options.get("cache_implementation", ""))

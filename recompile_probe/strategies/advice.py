@@ -149,6 +149,9 @@ def code(
         lines.append(f"torch.compile(fn, {key}={value!r})")
     if strategy.as_is:
         lines.append("keep the target's own torch.compile decoration")
+    if strategy.driver_options:
+        given = ", ".join(f"{k}={v!r}" for k, v in strategy.driver_options.items())
+        lines.append(f"# in the program (what the driver did with its options): {given}")
     return lines or ["torch.compile(fn)  # the defaults"]
 
 

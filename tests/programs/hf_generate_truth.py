@@ -1,5 +1,6 @@
 """The truth for examples/hf_generate outside the tool: the same program, its forward compiled by
-hand (eager backend), Dynamo's own compilation metrics printed as JSON, one line per compile."""
+hand (eager backend); printed as JSON: Dynamo's own compilation metrics, one per compile, and how
+many compiles each call of the forward made. argv[1]: the driver's cache_implementation."""
 
 import json
 import sys
@@ -14,10 +15,21 @@ import model  # noqa: E402
 torch._dynamo.config.log_compilation_metrics = True
 compiled = torch.compile(model.forward, backend="eager")
 cache = sys.argv[1] if len(sys.argv) > 1 else None
+per_call = []
+
+
+def counted(*args, **kwargs):
+    before = len(get_compilation_metrics())
+    out = compiled(*args, **kwargs)
+    per_call.append(len(get_compilation_metrics()) - before)
+    return out
+
+
+counted.__wrapped__ = model.forward  # generate() reads the forward's signature
 for B, S in ((1, 6), (2, 6), (2, 9)):
-    model.generate(compiled, B, S, cache_implementation=cache)
-print(json.dumps([
+    model.generate(counted, B, S, cache_implementation=cache)
+print(json.dumps({"metrics": [
     {"compile_id": str(m.compile_id), "guard_count": m.guard_count,
      "shape_env_guard_count": m.shape_env_guard_count, "fail_type": m.fail_type}
     for m in get_compilation_metrics()
-]))
+], "compiles_per_call": per_call}))
