@@ -828,7 +828,6 @@ def test_static_cache_model_causes_are_batch_and_cache_length_not_len_kwargs(tmp
         }
         assert set(cause["compile_ids"]) == shown
     kwargs_causes = [c for c in f["causes"] if c["what"] == "length"]
-    assert kwargs_causes and all(c["incidental"] for c in kwargs_causes)
     # len(kwargs) costs only the recompile where nothing else failed (prefill -> decode)
     only_kwargs = [
         cid
@@ -836,6 +835,9 @@ def test_static_cache_model_causes_are_batch_and_cache_length_not_len_kwargs(tmp
         if e["recompile"] and not any("size mismatch" in line for line in e["failures"])
     ]
     assert sorted(kwargs_causes[0]["compile_ids"]) == sorted(only_kwargs)
+    # the set of arguments is its own kind; incidental only if it never was alone
+    assert [c["kind"] for c in kwargs_causes] == ["arguments_changed"]
+    assert kwargs_causes[0]["incidental"] is (not only_kwargs)
     # origins: the tensor's first use, and the kwargs guard's own line
     source = STATIC_CACHE.read_text().splitlines()
     assert source[first["origin"]["line"] - 1].strip() == "b, s = input_ids.shape"
@@ -851,7 +853,7 @@ def test_static_cache_model_causes_are_batch_and_cache_length_not_len_kwargs(tmp
     ).stderr
     causes_at = table.index("causes (every failing guard")
     assert table.index("size of dim 0 of kwargs['input_ids']: 1 → 2", causes_at) < table.index(
-        "len(kwargs) changed", causes_at
+        "the arguments changed: len(kwargs)", causes_at
     )
     use = next(i for i, t in enumerate(source, 1) if t.strip() == "b, s = input_ids.shape")
     assert f"at static_cache_model.py:{use} `b, s = input_ids.shape` (first use)" in table
