@@ -1,0 +1,36 @@
+"""The eager reference: a driver that never calls the target is a usage error, named."""
+
+from __future__ import annotations
+
+import textwrap
+
+from typer.testing import CliRunner
+
+from recompile_probe.cli import app
+
+
+def test_a_driver_that_never_calls_the_target_is_an_error_naming_it(write_scenario, tmp_path):
+    (tmp_path / "prog.py").write_text(
+        textwrap.dedent("""
+            import torch
+
+            def double(x):
+                return x * 2
+
+            def forgetful(fn, B):
+                return double(torch.ones(B, 3))  # the program's own function, not fn
+            """)
+    )
+    path = write_scenario("""
+        target: prog.py:double
+        driver: prog.py:forgetful
+        dims: {B: {x: [0]}}
+        sequences: {s: [1, 2]}
+        strategies: [default]
+        repeats: 0
+        """)
+    result = CliRunner().invoke(app, ["run", str(path), "-q"])
+    assert result.exit_code == 2, result.output
+    assert "the driver prog.py:forgetful never called the target prog.py:double" in result.output
+    assert "must call it where the program calls the target" in result.output
+    assert "Traceback" not in result.output
