@@ -1,0 +1,54 @@
+"""`suggest` on a real model's generate() loop (examples/hf_generate), then `check` of what it
+wrote: the budget it writes is one it verified, and the program passes it. Needs transformers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from helpers import EXAMPLES, ROOT
+
+pytest.importorskip("transformers")
+
+SCENARIO = EXAMPLES / "hf_generate" / "generate.yaml"
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "recompile_probe", *args],
+        capture_output=True, text=True, env=ENV, timeout=900,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_the_yaml_suggest_writes_for_a_real_model_passes_check(tmp_path):
+    (tmp_path / "model.py").write_text((SCENARIO.parent / "model.py").read_text())
+    text = SCENARIO.read_text()
+    start = text.index("strategies: [")
+    end = text.index("]", start) + 1
+    scenario = tmp_path / "generate.yaml"
+    scenario.write_text(text[:start] + "strategies: [default, dynamic_true]" + text[end:])
+    out = tmp_path / "suggest.json"
+    done = _cli("suggest", str(scenario), "--write", "-f", "json", "-o", str(out), "-q")
+    assert done.returncode == 0, done.stderr[-3000:]
+    best = json.loads(out.read_text())["recommendation"]
+    written = yaml.safe_load(scenario.read_text())["expect"]
+    (name,) = written
+    assert name == best["name"]
+    # outputs_match is promised only because the search compared them (every call, eager)
+    assert best["outputs_match"] is True and written[name]["outputs_match"] is True
+    assert written[name]["max_compiles"] == best["compiles"]
+    report = tmp_path / "check.json"
+    checked = _cli("check", str(scenario), "--json", str(report), "-q")
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
+    doc = json.loads(report.read_text())
+    found = doc["reports"][0] if "reports" in doc else doc  # one scenario: the report itself
+    run = next(r for r in found["runs"] if r["strategy"] == name)
+    assert run["violations"] == [] and run["outputs_match"] is True
+    assert run["compiles"] <= best["compiles"]
