@@ -166,7 +166,11 @@ def frame_locals(fn: Any, args: tuple, kwargs: dict | None = None) -> dict[str, 
 
     # follow_wrapped=False and the closure: a functools.wraps wrapper's frame has (*args, **kwargs)
     # and its free variables (L['fn']), not the wrapped function's parameters.
+    # A bound method's frame holds its self too: in args[0] when the function is a
+    # wrapped_func(*args, **kwargs), so bind the function with self, not the method.
     func = type(fn).forward if isinstance(fn, torch.nn.Module) else fn
+    if inspect.ismethod(fn):
+        func, args = fn.__func__, (fn.__self__, *args)
     try:
         if isinstance(fn, torch.nn.Module):
             bound = inspect.signature(func, follow_wrapped=False).bind(fn, *args, **(kwargs or {}))

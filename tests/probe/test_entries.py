@@ -9,6 +9,7 @@ import importlib.util
 import torch
 
 from helpers import FIXTURES
+from recompile_probe.probe import entries as entries_mod
 from recompile_probe.probe.entries import inspect_entry
 from recompile_probe.reasons.text import strip_comment
 from recompile_probe.records.run import OBJECT_ALIASING, SHAPE_ENV
@@ -69,3 +70,22 @@ def test_guards_are_labelled_by_the_kind_dynamo_built_them_as():
         assert first.leaf_kinds[OBJECT_ALIASING] == 1
     finally:
         torch._dynamo.reset()
+
+
+def test_a_wrapped_bound_forwards_frame_locals_pass_its_own_guards():
+    """A decorator's wrapped_func(*args, **kwargs) around a bound forward: its frame holds self
+    in args[0]; rebuilt that way, the entry Dynamo made accepts the call it was made for."""
+    spec = importlib.util.spec_from_file_location(
+        "wrapped_targets", FIXTURES / "wrapped_targets.py"
+    )
+    wrapped = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(wrapped)
+    torch._dynamo.reset()
+    x = torch.randn(2, 4)
+    torch.compile(wrapped.forward, backend="eager")(x=x)
+    code = entries_mod.frame_code(wrapped.forward)
+    assert code is wrapped.Model.forward.__code__  # the wrapper's code: what Dynamo compiled
+    f_locals = entries_mod.frame_locals(wrapped.forward, (), {"x": x})
+    assert f_locals is not None and f_locals["args"] == (wrapped.model,)
+    assert entries_mod.serving_entry(code, f_locals) not in (None, False)
+    torch._dynamo.reset()
