@@ -48,8 +48,14 @@ def _value(x: float | None) -> float:
 
 
 def _key(run: Run) -> tuple[float, ...]:
-    # "fewest guards": guard_count first, then the symbolic (shape-env) guards it includes.
-    return (_value(run.compiles), _value(run.guard_count), _value(run.shape_env_guard_count))
+    # Outputs verified equal rank before outputs that could not be compared (unknown is never
+    # taken for a match); then "fewest guards": guard_count, then the symbolic guards it holds.
+    return (
+        float(run.outputs_match is not True),
+        _value(run.compiles),
+        _value(run.guard_count),
+        _value(run.shape_env_guard_count),
+    )
 
 
 def tied(runs: list[Run]) -> list[Run]:
@@ -142,6 +148,8 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
         if first and first[0].batch_before is not None:
             where = f" (first at call {first[0].call_index}, {moved(recompiling[0], first[0])})"
         parts.append(f"recompile: {', '.join(r.strategy for r in recompiling)}{where}")
+    if winner.outputs_match is None:
+        parts.append(f"{winner.strategy}'s outputs were not compared with eager")
     mismatched = [r.strategy for r in runs if r.status == "ok" and r.outputs_match is False]
     if mismatched:
         parts.append(f"outputs differ from eager: {', '.join(mismatched)}")

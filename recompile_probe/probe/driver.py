@@ -244,7 +244,7 @@ class Driver:
                 f"timing: re-running the last point failed ({type(exc).__name__}: "
                 f"{first_line(exc)}); µs/call n/a"
             )
-            return None
+            samples.clear()
         self.recorder.poll()
         during = self.recorder.since(before)
         self.timing_compiles = len(during)
@@ -257,6 +257,11 @@ class Driver:
             )
             return None
         if not samples:
+            if self.target.driver is not None and not any("timing:" in n for n in self.notes):
+                self.notes.append(
+                    "timing: the driver did not call the target when the last point was re-run; "
+                    "µs/call n/a"
+                )
             return None
         self.timing = Timing.of(samples)
         args, kwargs = self.last_inputs

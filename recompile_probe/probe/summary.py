@@ -69,7 +69,10 @@ def summarize(
         shape_env_guard_count=own.shape_env_guard_count if own else None,
         leaf_guard_count=entry.leaf_guard_count if entry else None,
         compile_time_ms=None if len(known_times) < len(times) else round(sum(known_times), 3),
-        outputs_match=None if not compared or None in compared else all(compared),
+        # a known difference is a difference, whatever could not be compared beside it
+        outputs_match=(
+            False if False in compared else None if not compared or None in compared else True
+        ),
         calls=tuple(calls),
         compile_events=tuple(events),
         steady_state_us=steady,
@@ -88,8 +91,11 @@ def summarize(
         steady_state_noisy=too_noisy(timing.min_us, timing.median_us) if timing else None,
         timing_compiles=driver.timing_compiles,
         outputs_detail=next(
-            (c.outputs_detail for c in calls if c.event != "error" and c.outputs_match is not True),
-            None,
+            (c.outputs_detail for c in calls if c.event != "error" and c.outputs_match is False),
+            next(
+                (c.outputs_detail for c in calls if c.event != "error" and c.outputs_match is None),
+                None,
+            ),
         ),
         marked_dims=marked,
         no_effect=no_effect,
@@ -238,12 +244,15 @@ def _written_sources(strategy: Strategy) -> list[tuple[str, int]]:
             source, _, dim = part.rpartition(":")
             if source and dim.isdigit():
                 out.append((source, int(dim)))
+            elif part.startswith("L["):  # a whole tensor, every dim
+                out.append((part, -1))
     return out
 
 
 def _unmatched(sources: list[str], entries: list[EntryInfo] | None) -> list[str] | None:
-    """The sources no guard of any cache entry names; None when the entries are unknown."""
-    if not entries:
+    """The sources no guard of any cache entry names; None when the guards are unknown (no
+    entries, or none whose guard tree could be read)."""
+    if not entries or not any(e.guards for e in entries):
         return None
     texts = [g.text for e in entries for g in e.guards]
     named = {g.source for e in entries for g in e.guards if g.source}

@@ -165,7 +165,7 @@ def _subject(body: str) -> str:
 
 
 #: kinds a failing guard may have when a user line specialized it (refine's inputs)
-_SPECIALIZABLE = ("python_scalar_change", "shape_env_guard", "static_size_change")
+_SPECIALIZABLE = ("python_scalar_change", "shape_env_guard", "static_size_change", "object_state")
 
 
 def refine(detail: ReasonDetail | None, role: str | None) -> ReasonDetail | None:

@@ -99,6 +99,13 @@ class _Validator(Context):
                     "driver_options are passed to the scenario's driver, and it has none",
                     "Add `driver: file.py:fn` (run(fn, **sizes, **options)), or drop them.",
                 )
+            clash = [k for k in strategy.driver_options if k in symbols]
+            if clash:
+                raise self.fail(
+                    f"custom_strategies.{name}.driver_options.{clash[0]}",
+                    f"{clash[0]!r} is a size symbol: the driver already gets it from each point",
+                    "Give the option another name.",
+                )
         known = [*BUILTINS, *custom]
         fields.update(
             name=self.name(data),

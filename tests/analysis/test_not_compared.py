@@ -45,12 +45,12 @@ def test_run_and_check_treat_not_compared_as_unknown(write_scenario):
     runs = {r["strategy"]: r for r in json.loads(run.stdout)["runs"]}
     for r in runs.values():
         assert r["outputs_match"] is None
-        assert r["outputs_detail"] == "not compared: [1] is a Handle"
+        assert r["outputs_detail"] == "not compared: [1] is a lock"
     # unknown is not a mismatch: a run whose outputs were not compared can still win
     assert "outputs differ" not in run.stdout
     checked = CliRunner().invoke(app, ["check", str(path), "--quiet"])
     assert checked.exit_code == 1, checked.output  # a budget that cannot be verified fails
-    assert "not compared (not compared: [1] is a Handle)" in checked.output
+    assert "not compared (not compared: [1] is a lock)" in checked.output
 
 
 def test_suggest_never_writes_an_outputs_budget_it_did_not_verify(write_scenario):

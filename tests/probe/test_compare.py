@@ -4,8 +4,10 @@ return (dataclass outputs, caches whose tensors live in attributes and grow afte
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections import OrderedDict
 
+import pytest
 import torch
 
 from recompile_probe.probe.compare import compare, snapshot
@@ -66,15 +68,12 @@ def test_eager_is_kept_as_it_was_when_its_call_returned():
 
 
 def test_what_cannot_be_compared_is_unknown_with_its_type_and_path():
-    class Opaque:
-        __slots__ = ("x",)
-
     a, e = _output(), _output()
-    a.past_key_values.layers[0].handle = Opaque()
-    e.past_key_values.layers[0].handle = Opaque()
+    a.past_key_values.layers[0].handle = functools.partial(max, 1)  # its state lives in C
+    e.past_key_values.layers[0].handle = functools.partial(min, 2)
     outcome = compare(a, snapshot(e), None, None)
     assert outcome.match is None
-    assert outcome.detail == "not compared: past_key_values.layers[0].handle is a Opaque"
+    assert outcome.detail == "not compared: past_key_values.layers[0].handle is a partial"
     # a difference elsewhere still decides
     a["logits"] = a.logits = a.logits + 1
     assert compare(a, snapshot(e), None, None).match is False
@@ -89,3 +88,39 @@ def test_structure_and_exact_integers():
     close = torch.tensor([1.0]) + 1e-7
     assert compare(close, snapshot(torch.tensor([1.0])), None, None).match is True
     assert compare(close, snapshot(torch.tensor([1.0])), 0.0, 0.0).match is False
+
+
+def test_floats_use_the_tolerances_and_python_objects_their_attributes():
+    assert compare({"loss": 0.1 + 0.2}, snapshot({"loss": 0.3}), None, None).match is True
+    assert compare({"loss": 0.1}, snapshot({"loss": 0.3}), None, None).match is False
+
+    class Slotted:
+        __slots__ = ("t",)
+
+        def __init__(self, t):
+            self.t = t
+
+    same = compare(Slotted(torch.ones(2)), snapshot(Slotted(torch.ones(2))), None, None)
+    assert same.match is True
+    other = compare(Slotted(torch.ones(2)), snapshot(Slotted(torch.zeros(2))), None, None)
+    assert other.match is False and other.detail.startswith("t:")
+
+
+def test_numpy_aliases_and_cycles():
+    np = pytest.importorskip("numpy")
+    assert compare(np.ones(3), snapshot(np.ones(3)), None, None).match is True
+    assert compare(np.ones(3), snapshot(np.zeros(3)), None, None).match is False
+    shared = [1]
+    assert compare([[1], [1]], snapshot([shared, shared]), None, None).match is True
+    loop: list = []
+    loop.append(loop)
+    assert compare(loop, snapshot(loop), None, None).match is True
+
+
+def test_an_object_that_cannot_be_read_is_unknown_not_a_crash():
+    class Broken(dict):
+        def __getitem__(self, key):
+            raise RuntimeError("no")
+
+    outcome = compare(Broken(a=1), snapshot(Broken(a=1)), None, None)
+    assert outcome.match is None and "Broken" in outcome.detail

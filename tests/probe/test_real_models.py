@@ -39,7 +39,7 @@ def probed(tmp_path_factory):
 def plain():
     """The program's own compiles, outside the tool (compilation metrics of a plain run)."""
     done = subprocess.run(
-        [sys.executable, str(PROGRAMS / "hf_generate_truth.py")],
+        [sys.executable, str(PROGRAMS / "hf_generate_truth.py"), "none", "plain"],
         capture_output=True, text=True, env=_env(), timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
@@ -74,3 +74,27 @@ def test_guard_counts_equal_the_same_compiles_made_outside_the_tool(probed, plai
         for e in default["compile_events"]
     ]
     assert mine == [(m["compile_id"], m["guard_count"], m["shape_env_guard_count"]) for m in plain]
+
+
+def test_a_difference_inside_the_models_cache_is_caught_with_its_path():
+    """The real output type (CausalLMOutputWithPast holding a DynamicCache), compared in this
+    process: equal calls match, a changed cache tensor is named by its path."""
+    import importlib.util
+
+    import torch
+
+    from recompile_probe.probe.compare import compare, snapshot
+
+    spec = importlib.util.spec_from_file_location("hf_model", SCENARIO.parent / "model.py")
+    hf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hf)
+    ids = torch.randint(1, hf.config.vocab_size, (1, 4), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        eager, again = hf.forward(input_ids=ids), hf.forward(input_ids=ids)
+    assert type(eager.cache).__name__ == "DynamicCache"  # transformers 5 names it cache
+    kept = snapshot(eager)
+    assert compare(again, kept, None, None).match is True
+    again.cache.layers[0].keys.add_(1.0)  # the logits stay equal
+    outcome = compare(again, kept, None, None)
+    assert outcome.match is False
+    assert outcome.detail.startswith("cache.layers[0].keys:"), outcome.detail

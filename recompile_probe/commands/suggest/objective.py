@@ -129,6 +129,10 @@ def worse(a: Evaluation, b: Evaluation) -> str | None:
     """How ``a`` is worse than ``b`` on the objective, in words; None when it is not."""
     if a.status != "ok" and b.status == "ok":
         return f"status {a.status}" + (f" ({a.error})" if a.error else "")
+    if a.status == b.status == "ok" and a.outputs_match is not True and b.outputs_match is True:
+        return "outputs not compared with eager (verified for the other)"
+    if a.status == b.status == "ok" and a.outputs_match is True and b.outputs_match is not True:
+        return None
     for field, what in (
         ("compiles", "compile"),
         ("guard_count", "guard"),

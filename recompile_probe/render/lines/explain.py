@@ -205,7 +205,11 @@ def recompile_lines(r: Recompile, plain: bool = True, verbose: bool = True) -> l
             "    ",
         )
     if r.fixes:
-        lines.append("  Measured fixes (no recompile on this call, outputs match eager):")
+        lines.append(
+            "  Measured fixes (no recompile on this call, outputs match eager):"
+            if all(f.outputs_compared for f in r.fixes)
+            else "  Measured fixes (no recompile on this call; outputs match eager unless marked):"
+        )
         for fix in r.fixes:
             cost = cells.num(fix.steady_state_us, "{:.1f}")
             compiles = "n/a compiles" if fix.compiles is None else plural(fix.compiles, "compile")
