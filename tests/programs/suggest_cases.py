@@ -100,3 +100,13 @@ def extra_rows(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 def make_extra_rows(B: int, K: int) -> tuple:
     g = _gen(B, K)
     return torch.randn(B, 8, generator=g), torch.randn(K, 8, generator=g)
+
+
+def six_following_s(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, d: torch.Tensor,
+                    e: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
+    return a.sum() + b.sum() + c.sum() + d.sum() + e.sum() + f.sum()
+
+
+def make_six_following_s(S: int) -> tuple:
+    g = _gen(S)
+    return tuple(torch.randn(S, 4, generator=g) for _ in range(6))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ...probe.stand_in import dressed_as
 from ...records.suggestion import Location
 from ...scenario.model import Scenario
 from ...sizes.paths import Path as ArgPath
@@ -78,6 +79,8 @@ def _observations(
                 out.append((_point, {p: tuple(t.shape) for p, t in tensors_in(args, kwargs)}))
                 return target.fn(*args, **kwargs)
 
+            # the program must see the target's signature here too, or it passes other arguments
+            dressed_as(fn, target.fn)
             with eager_stance():
                 target.drive(fn, point)
     return out

@@ -225,26 +225,38 @@ def settle(bench: Bench, rounds: int = 3) -> Evaluation | None:
 
 def necessity(search: Search, best: Evaluation) -> list[Necessity]:
     """For each mark: the measured variant without it (and unbacked -> dynamic), and how it is
-    worse. A variant that is not worse would have won: the list then shows it plainly."""
+    worse. A variant that is not worse would have won: the list then shows it plainly. Dims that
+    vary together (search.groups) are dropped or weakened together, as the search marked them:
+    one variant per group, named in each of its marks' entries."""
     if best.whole_function:
         return []
     choice = search._choice(best)
     out = []
-    for i, kind in sorted(choice.items()):
-        mark = next(
-            m
-            for m in best.marks
-            if (m.argument, m.dim) == (search.locations[i].argument, search.locations[i].dim)
+    for group in search.groups:
+        marked = [i for i in group if i in choice]
+        if not marked:
+            continue
+        marks = [
+            next(
+                m
+                for m in best.marks
+                if (m.argument, m.dim) == (search.locations[i].argument, search.locations[i].dim)
+            )
+            for i in marked
+        ]
+        changes = [("dropped", {j: k for j, k in choice.items() if j not in marked})]
+        if any(choice[i] == "unbacked" for i in marked):
+            changes.append(("dynamic", {**choice, **{i: "dynamic" for i in marked}}))
+        together = (
+            f"with the {len(marked)} dims that vary with it, at once: " if len(marked) > 1 else ""
         )
-        changes = [("dropped", {j: k for j, k in choice.items() if j != i})]
-        if kind == "unbacked":
-            changes.append(("dynamic", {**choice, i: "dynamic"}))
         for what, variant in changes:
             e = search.marking(variant)
             if primary(e) == primary(best) and worse(e, best):  # slower only: confirm it
                 e, best = search.bench.again(e), search.bench.again(best)
-            why = worse(e, best) or "not worse (ties on every measured figure)"
-            out.append(Necessity(mark, what, e.name, why, e.reasons[0] if e.reasons else None))
+            why = together + (worse(e, best) or "not worse (ties on every measured figure)")
+            reason = e.reasons[0] if e.reasons else None
+            out += [Necessity(m, what, e.name, why, reason) for m in marks]
     return out
 
 

@@ -1,10 +1,15 @@
 """The search over markings: exhaustive up to EXHAUSTIVE_MAX varying dims (the optimum is
 proven), greedy beyond.
 
-Greedy: start unmarked, and at each step try marking (dynamic or unbacked) each dim the current
-best's recompile reasons name (every dim when they name none), one at a time and all together
-(dims that change at the same call need each other), keep the best step while it improves, then
-drop or weaken marks while that does not make it worse.
+Greedy works on groups, not dims: the dims that vary together (those that follow the same size
+symbol, or, following none, take the same sizes at the same calls: every layer's cache length)
+are marked together, so the search grows with what varies independently, not with the number of
+tensors (a model with 8 cache tensors has 3 groups, not 20 dims). Start unmarked, with the
+whole-function strategies measured beside it; at each step try marking (dynamic or unbacked)
+each group whose dims the current best's recompile reasons name (every group when they name
+none), one group at a time and all of them together (groups that change at the same call need
+each other); keep the best step while it improves, then drop or weaken whole groups while that
+does not make it worse.
 """
 
 from __future__ import annotations
@@ -50,9 +55,26 @@ def candidate_strategy(name: str, marks: tuple[MarkChoice, ...]) -> Strategy:
     )
 
 
+def groups(locations: Sequence[Location]) -> list[tuple[int, ...]]:
+    """Indexes of the locations that vary together: the same size symbol, or, without one, the
+    same sizes in the same order (each layer's cache length), in order of first appearance."""
+    found: dict[tuple, list[int]] = {}
+    for i, loc in enumerate(locations):
+        key = ("symbol", loc.symbol) if loc.symbol else ("sizes", tuple(loc.sizes))
+        found.setdefault(key, []).append(i)
+    return [tuple(g) for g in found.values()]
+
+
 class Search:
     def __init__(self, bench: Bench, locations: tuple[Location, ...]) -> None:
         self.bench, self.locations = bench, locations
+        #: what the search marks together: each dim alone where it is exhaustive (every
+        #: combination is measured anyway), the dims that vary together beyond
+        self.groups = (
+            groups(locations)
+            if len(locations) > EXHAUSTIVE_MAX
+            else [(i,) for i in range(len(locations))]
+        )
 
     def _wanted(self, choice: dict[int, str]) -> tuple:
         choice = {i: k for i, k in choice.items() if k != "static"}
@@ -92,20 +114,21 @@ class Search:
         current: dict[int, str] = {}
         best = self.markings([current], whole=True)[0]
         while True:
-            named = self._named(best)
-            group = named or list(range(len(self.locations)))
+            named = set(self._named(best))
+            chosen = [g for g in self.groups if named & set(g)] or list(self.groups)
             tries = [
-                {**current, i: k}
-                for i in group
+                {**current, **{i: k for i in g}}
+                for g in chosen
                 for k in ("dynamic", "unbacked")
-                if current.get(i) != k
+                if any(current.get(i) != k for i in g)
             ]
-            # Dims that change at the same call: no single mark removes that recompile, all of
-            # them together may (minimise() drops the ones that turn out not to be needed).
+            # Groups that change at the same call: no one group's marks remove that recompile,
+            # all of them together may (minimise() drops the groups not needed).
+            every = [i for g in chosen for i in g]
             tries += [
-                {**current, **{i: k for i in group}}
+                {**current, **{i: k for i in every}}
                 for k in ("dynamic", "unbacked")
-                if len(group) > 1 and any(current.get(i) != k for i in group)
+                if len(chosen) > 1 and any(current.get(i) != k for i in every)
             ]
             if not tries:
                 break
@@ -116,7 +139,8 @@ class Search:
         self.minimise(current)
 
     def minimise(self, choice: dict[int, str]) -> dict[int, str]:
-        """Drop or weaken marks while that does not make it worse (the greedy result's polish)."""
+        """Drop or weaken whole groups while that does not make it worse (the greedy result's
+        polish); a group's dims stay marked together."""
         best = self.marking(choice)
         changed = True
         while changed:
@@ -130,10 +154,13 @@ class Search:
 
     def _variants(self, choice: dict[int, str]) -> list[dict[int, str]]:
         out = []
-        for i, kind in sorted(choice.items()):
-            out.append({j: k for j, k in choice.items() if j != i})
-            if kind == "unbacked":
-                out.append({**choice, i: "dynamic"})
+        for g in self.groups:
+            marked = [i for i in g if i in choice]
+            if not marked:
+                continue
+            out.append({j: k for j, k in choice.items() if j not in g})
+            if any(choice[i] == "unbacked" for i in marked):
+                out.append({**choice, **{i: "dynamic" for i in marked}})
         return out
 
     def _choice(self, e: Evaluation) -> dict[int, str]:

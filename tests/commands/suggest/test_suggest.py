@@ -585,6 +585,49 @@ def test_greedy_search_beyond_four_dims(budget, tmp_path):
         assert unmarked.compiles == 6
 
 
+SIX_POINTS = [{"S": 2}, {"S": 3}, {"S": 4}]
+SIX = Case(
+    "six_following_s",
+    "{S: {0: [0], 1: [0], 2: [0], 3: [0], 4: [0], 5: [0]}}",
+    SIX_POINTS,
+    [(i, 0) for i in range(6)],
+    [f"L['{n}']:0" for n in "abcdef"],
+)
+
+
+@pytest.mark.slow
+def test_greedy_marks_the_dims_that_vary_together_as_one_group(tmp_path):
+    """Six tensors whose dim 0 follows S: one group, marked together or not at all, so the
+    search measures a handful of candidates, not one per dim."""
+    path = tmp_path / "six.yaml"
+    path.write_text(SIX.yaml())
+    result = suggest(load(path))
+    assert result.search == "greedy" and len(result.locations) == 6
+    for e in result.candidates:  # never a part of the group
+        assert len(e.marks) in (0, 6), e.name
+    rec = result.recommendation
+    if rec.whole_function is None:
+        hand = by_hand(
+            cases.six_following_s,
+            cases.make_six_following_s,
+            [SIX_POINTS],
+            tool_marking(rec, SIX.locations),
+        )
+    else:
+        knobs = whole_function_by_hand(rec.whole_function, SIX.sources, SIX.locations)
+        hand = by_hand(
+            cases.six_following_s,
+            cases.make_six_following_s,
+            [SIX_POINTS],
+            knobs.pop("marking", {}),
+            **knobs,
+        )
+    assert_figures_match(rec, hand)
+    unmarked = by_hand(cases.six_following_s, cases.make_six_following_s, [SIX_POINTS], {})
+    assert rec.compiles < unmarked.compiles
+    assert result.evaluations <= 10  # unmarked, 4 whole-function, 2 group steps, the polish
+
+
 # --- d: the command line --------------------------------------------------------------------------
 
 
