@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
+from rich.markup import escape
 
-from ..errors import ExitCode, UsageError
+from ..errors import ExitCode, ReportError, UsageError
+
+if TYPE_CHECKING:
+    from ..records.report import Report
 from .common import (
     DEBUG_OPTION,
     QUIET_OPTION,
@@ -20,6 +24,7 @@ from .common import (
     errors_to_exit,
     print_tlparse,
     progress,
+    read_reports,
     term_width,
     trace_dir_arg,
     use_color,
@@ -45,7 +50,21 @@ def explain(
         "-s",
         help="Explain these strategies (repeat, or a,b). Default: "
         "every strategy that compiled more than once or errored. All of the scenario's "
-        "strategies still run: they are the measured fixes.",
+        "strategies still run (unless --strategies): they are the measured fixes.",
+    ),
+    strategies: Optional[List[str]] = typer.Option(
+        None,
+        "--strategies",
+        help="Run only these strategies (repeat, or a,b), beside the --strategy ones: the "
+        "measured fixes are then only among them. Default: every strategy of the scenario "
+        "(with --from-report: every one the report holds).",
+    ),
+    from_report: Optional[Path] = typer.Option(
+        None,
+        "--from-report",
+        help="Explain a saved `run` report (run SCENARIO -f json -o REPORT) instead of "
+        "running the scenario again: only strategies it lacks run. The scenario file it "
+        "names must be unchanged (pass SCENARIO if it moved). No torch when nothing runs.",
     ),
     sequence: Optional[str] = typer.Option(
         None, "--sequence", help="Only this sequence (by name)."
@@ -65,7 +84,7 @@ def explain(
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
-        from ..commands.explain import explain_scenario
+        from ..commands import explain as explain_mod
         from ..execution.session import parse_jobs
         from ..render import json as json_mod
         from ..render import markdown as markdown_mod
@@ -81,23 +100,54 @@ def explain(
         if fmt not in ("table", "json", "markdown", "html"):
             raise UsageError(f"--format: expected table, json, markdown or html, got {fmt!r}")
         writable("--output", output)
-        loaded = with_overrides(load(scenario), backend=backend)
         chosen = [n for item in strategy or () for n in csv_list(item, "--strategy") or ()] or None
-        extra = [c for c in chosen or () if c not in loaded.strategies]
-        total = (len(loaded.strategies) + len(extra)) * len(loaded.sequences)
-        with progress(total, quiet) as (on_start, on_run):
-            done = explain_scenario(
-                loaded,
+        only = [n for item in strategies or () for n in csv_list(item, "--strategies") or ()]
+        running = {
+            "trace_dir": trace_dir_arg(trace_dir),
+            "debug": debug,
+            "jobs": workers,
+            "timeout": timeout,
+        }
+        if from_report is not None:
+            if backend is not None:
+                raise UsageError(
+                    "--backend and --from-report exclude each other",
+                    "The report's runs keep their backend; a strategy the report lacks runs "
+                    "under it too. Run the scenario again for another backend.",
+                )
+            plan = explain_mod.plan_report(
+                read_report(from_report),
+                str(from_report),
+                scenario,
                 chosen=chosen,
+                only=only or None,
                 sequence=sequence,
-                trace_dir=trace_dir_arg(trace_dir),
-                debug=debug,
-                on_start=on_start,
-                on_run=on_run,
-                jobs=workers,
-                timeout=timeout,
             )
+            with progress(plan.missing_runs, quiet or not plan.missing) as (on_start, on_run):
+                done = explain_mod.explain_planned(
+                    plan,
+                    chosen=chosen,
+                    sequence=sequence,
+                    on_start=on_start,
+                    on_run=on_run,
+                    **running,
+                )
+        else:
+            loaded = with_overrides(load(scenario), backend=backend)
+            names = explain_mod.to_run(loaded.strategies, only or None, chosen)
+            with progress(len(names) * len(loaded.sequences), quiet) as (on_start, on_run):
+                done = explain_mod.explain_scenario(
+                    loaded,
+                    chosen=chosen,
+                    only=only or None,
+                    sequence=sequence,
+                    on_start=on_start,
+                    on_run=on_run,
+                    **running,
+                )
         report, explanations, notes = done.report, list(done.explanations), list(done.notes)
+        for line in done.warnings:
+            err.print(f"[yellow]warning:[/] {escape(line)}", soft_wrap=True)
         if fmt == "json":
             text = json_mod.explain(report, explanations, notes)
         elif fmt == "markdown":
@@ -124,3 +174,14 @@ def explain(
         if not report.complete:
             err.print("[bold red]interrupted[/]: this covers only the runs that finished.")
             raise typer.Exit(int(ExitCode.INTERRUPTED))
+
+
+def read_report(path: Path) -> Report:
+    """One saved report (a bundle from `check` names several scenarios: refused)."""
+    reports = read_reports(path)
+    if len(reports) != 1:
+        raise ReportError(
+            f"{path}: holds {len(reports)} reports; --from-report explains one",
+            "Write one with `recompile-probe run SCENARIO -f json -o REPORT`.",
+        )
+    return reports[0]

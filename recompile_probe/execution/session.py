@@ -155,5 +155,7 @@ def run_jobs(
 
 def header(scenario: Scenario) -> Report:
     return Report(
-        Tool("recompile-probe", __version__), current(), ScenarioRef(scenario.name, scenario.path)
+        Tool("recompile-probe", __version__),
+        current(),
+        ScenarioRef(scenario.name, scenario.path, scenario.sha256),
     )

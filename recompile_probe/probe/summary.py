@@ -101,6 +101,11 @@ def summarize(
         no_effect=no_effect,
         notes=(*notes, *driver.notes),
         points=tuple(p.as_dict() for p in points),
+        argument_dims=tuple(
+            {"source": source, "dim": dim, "symbol": symbol}
+            for source, dim, symbol in target.dim_sources()
+        ),
+        param_names=tuple(target.param_names),
     )
 
 

@@ -34,6 +34,9 @@ class Environment:
 class ScenarioRef:
     name: str
     path: str | None
+    #: sha256 of the scenario file's text as it was loaded, so that `explain --from-report`
+    #: can tell the file changed since; None when built in code or in a report written before
+    sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,9 @@ def run_from_dict(data: dict[str, Any], where: str = "run") -> Run:
         )
         for i, e in enumerate(data.get("entries", ()))
     )
-    data = _tupled(data, "specializations", "graph_breaks", "shared_code")
+    data = _tupled(
+        data, "specializations", "graph_breaks", "shared_code", "argument_dims", "param_names"
+    )
     data["notes"] = tuple(data.get("notes", ()))
     data["points"] = tuple(data.get("points", ()))
     data["violations"] = tuple(

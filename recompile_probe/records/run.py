@@ -232,6 +232,14 @@ class Run:
     #: recompiles}, ``recompiles`` those of kind shared_code_object; None where no compile's
     #: closure was seen
     shared_code: tuple[dict, ...] | None = ()
+    #: the target's arguments as this run named them, {source, dim, symbol} per dim a size
+    #: symbol moves: what explain's code advice is written in, kept so that a saved report is
+    #: explained without importing the target; None in a report written before, or for a run
+    #: that never loaded its target
+    argument_dims: tuple[dict, ...] | None = None
+    #: the target's positional parameter names (and its **kwargs name), for marks by index;
+    #: None as for argument_dims
+    param_names: tuple[str | None, ...] | None = None
 
 
 def figureless_run(

@@ -220,6 +220,7 @@ def to_json(s: Suggestion) -> str:
         "scenario": {
             "name": s.scenario.name,
             "path": s.scenario.path,
+            "sha256": s.scenario.sha256,
             "sequences": list(s.sequences),
             "backend": s.backend,
         },

@@ -7,7 +7,9 @@ Keys, their types and their words come from keys.py. No torch import.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import hashlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -56,7 +58,8 @@ def load(path: str | Path | None = None) -> Scenario:
 
 def loads(text: str, path: str | None = None) -> Scenario:
     data, lines = parse_yaml(text, path)
-    return _Validator(data, lines, path).scenario()
+    scenario = _Validator(data, lines, path).scenario()
+    return dataclasses.replace(scenario, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest())
 
 
 # --- validation -----------------------------------------------------------------------------------

@@ -54,6 +54,8 @@ class Scenario:
     budgets: tuple[Budget, ...] = ()
     #: dotted key ("sequences.rl") -> line, for errors raised after validation
     lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
+    #: sha256 of the YAML text this was loaded from (None when built in code)
+    sha256: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def base_dir(self) -> Path:

@@ -60,7 +60,7 @@ def test_json_carries_the_contract_fields():
     assert list(data)[0] == "schema_version" and data["schema_version"] == 1
     assert set(data["tool"]) == {"name", "version"}
     assert set(data["environment"]) == {"torch", "python", "platform"}
-    assert set(data["scenario"]) == {"name", "path"}
+    assert set(data["scenario"]) == {"name", "path", "sha256"}
     run = data["runs"][0]
     assert CONTRACT_RUN_KEYS <= set(run)
     assert CONTRACT_CALL_KEYS <= set(run["calls"][0])
@@ -70,6 +70,17 @@ def test_json_carries_the_contract_fields():
         "message": "Could not guard",
         "call_index": 0,
     }
+
+
+def test_the_target_argument_names_and_the_scenario_digest_round_trip():
+    report = sample_report()
+    run = replace(
+        report.runs[0],
+        argument_dims=({"source": "L['x']", "dim": 0, "symbol": "B"},),
+        param_names=("x", None),
+    )
+    report = replace(report, scenario=replace(report.scenario, sha256="ab" * 32), runs=(run,))
+    assert from_json(to_json(report)) == report
 
 
 def test_unknown_fields_from_newer_writers_are_ignored():

@@ -150,7 +150,7 @@ def suggest(
     return Suggestion(
         Tool("recompile-probe", __version__),
         current(),
-        ScenarioRef(scenario.name, scenario.path),
+        ScenarioRef(scenario.name, scenario.path, scenario.sha256),
         tuple(sequences),
         scenario.backend,
         locations,
