@@ -1,8 +1,11 @@
 """What `suggest` costs against `run` of the same scenario.
 
-Two scenarios: the seed op (configs/logprobs.yaml, 2 varying dims: exhaustive search) and five
-tensors whose dim 0 each follow their own size symbol, one symbol changing per call (5 varying dims:
-greedy search). Each command runs in a fresh process (import included, the same way for both), under
+Scenarios: the seed op (configs/logprobs.yaml, 2 varying dims: exhaustive search); five tensors
+whose dim 0 each follow their own size symbol, one symbol changing per call (5 varying dims:
+greedy search); and with `--models` (needs transformers), two real models' `generate()` loops
+built from configs with random weights: a 4-layer tiny Llama (20 varying dims: input_ids and
+position_ids dims 0 and 1, dims 0 and 2 of eight cache tensors) and a 2-layer tiny GPT-2.
+Each command runs in a fresh process (import included, the same way for both), under
 OMP_NUM_THREADS=1, with a wrapper around recompile_probe.probe.run.probe that counts the probe runs
 (one strategy or candidate over one sequence). Prints, per scenario, the median wall time of several
 runs of each command, the probe runs of each, and the ratios. No asserts: the figures depend on the
@@ -67,6 +70,66 @@ repeats: 10
 """
 
 
+LLAMA = """
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+torch.manual_seed(0)
+config = LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=4,
+                     num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
+                     eos_token_id=None)
+model = LlamaForCausalLM(config).eval()
+forward = model.forward
+
+
+def generate(fn, B, S):
+    model.forward = fn
+    try:
+        ids = torch.randint(1, config.vocab_size, (B, S))
+        with torch.no_grad():
+            return model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=3,
+                                  do_sample=False, pad_token_id=0)
+    finally:
+        model.forward = forward
+"""
+
+GPT2 = """
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+torch.manual_seed(0)
+config = GPT2Config(vocab_size=64, n_embd=16, n_layer=2, n_head=2, n_positions=64,
+                    eos_token_id=None, bos_token_id=None)
+model = GPT2LMHeadModel(config).eval()
+forward = model.forward
+
+
+def generate(fn, B, S):
+    model.forward = fn
+    try:
+        ids = torch.randint(1, config.vocab_size, (B, S))
+        with torch.no_grad():
+            return model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=3,
+                                  do_sample=False, pad_token_id=0)
+    finally:
+        model.forward = forward
+"""
+
+MODEL_YAML = """
+name: {name}-generate
+target: {name}.py:forward
+driver: {name}.py:generate
+dims:
+  B: {{input_ids: [0]}}
+  S: {{input_ids: [1]}}
+sequences:
+  chat: [{{B: 1, S: 6}}, {{B: 2, S: 6}}, {{B: 2, S: 9}}]
+strategies: [default, dynamic_true, mark_dynamic, mark_unbacked, unbacked_sources]
+backend: eager
+repeats: 5
+"""
+
+
 def timed(args: list[str]) -> tuple[float, int, dict]:
     """Wall seconds of one fresh process, its probe runs, and its JSON report."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -103,6 +166,9 @@ def measure(scenario: str, repeat: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="processes per command (median)")
+    parser.add_argument(
+        "--models", action="store_true", help="add the tiny Llama and GPT-2 generate() cases"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "five.py").write_text(FIVE)
@@ -111,6 +177,11 @@ def main() -> None:
             "seed op (logprobs.yaml)": measure(str(ROOT / "configs" / "logprobs.yaml"), args.runs),
             "five dims": measure(str(Path(tmp, "five.yaml")), args.runs),
         }
+        if args.models:
+            for name, source in (("llama", LLAMA), ("gpt2", GPT2)):
+                Path(tmp, f"{name}.py").write_text(source)
+                Path(tmp, f"{name}.yaml").write_text(MODEL_YAML.format(name=name))
+                rows[f"tiny {name} generate()"] = measure(str(Path(tmp, f"{name}.yaml")), args.runs)
     head = (
         f"{'scenario':<24} {'search':<10} {'dims':>4} {'cand.':>5} {'runs: suggest':>13} "
         f"{'run':>4} {'ratio':>6} {'wall s: suggest':>15} {'run':>5} {'ratio':>6}"
