@@ -18,7 +18,7 @@ from ...scenario.model import Scenario
 from ...strategies import advice
 from ...strategies.builtins import BUILTINS
 from ...strategies.model import Strategy
-from .bench import Bench
+from .bench import Bench, Stopped
 from .objective import primary, ranked, unbacked_count, worse
 from .search import Search, candidate_strategy, label
 
@@ -218,14 +218,20 @@ def settle(bench: Bench, rounds: int = 3) -> Evaluation | None:
         if not cheaper:
             return best
         rival = cheaper[0]
-        bench.again(rival)
-        bench.again(best)
+        try:
+            bench.again(rival)
+            bench.again(best)
+        except Stopped:
+            # Unconfirmed, a win on speed alone does not count: the cheaper candidate stands.
+            bench.unconfirmed += 1
+            return next(e for e in ranked(bench.candidates()) if e.name == rival.name)
     return ranked(bench.candidates())[0]
 
 
-def necessity(search: Search, best: Evaluation) -> list[Necessity]:
-    """For each mark: the measured variant without it (and unbacked -> dynamic), and how it is
-    worse. A variant that is not worse would have won: the list then shows it plainly."""
+def necessity_variants(
+    search: Search, best: Evaluation
+) -> list[tuple[MarkChoice, str, dict[int, str]]]:
+    """Per mark of ``best``: the marking without it, and with unbacked turned into dynamic."""
     if best.whole_function:
         return []
     choice = search._choice(best)
@@ -236,21 +242,33 @@ def necessity(search: Search, best: Evaluation) -> list[Necessity]:
             for m in best.marks
             if (m.argument, m.dim) == (search.locations[i].argument, search.locations[i].dim)
         )
-        changes = [("dropped", {j: k for j, k in choice.items() if j != i})]
+        out.append((mark, "dropped", {j: k for j, k in choice.items() if j != i}))
         if kind == "unbacked":
-            changes.append(("dynamic", {**choice, i: "dynamic"}))
-        for what, variant in changes:
-            e = search.marking(variant)
-            if primary(e) == primary(best) and worse(e, best):  # slower only: confirm it
-                e, best = search.bench.again(e), search.bench.again(best)
-            why = worse(e, best) or "not worse (ties on every measured figure)"
-            out.append(Necessity(mark, what, e.name, why, e.reasons[0] if e.reasons else None))
+            out.append((mark, "dynamic", {**choice, i: "dynamic"}))
+    return out
+
+
+def necessity(
+    search: Search, best: Evaluation, out: list[Necessity] | None = None
+) -> list[Necessity]:
+    """For each mark: the measured variant without it (and unbacked -> dynamic), and how it is
+    worse. A variant that is not worse would have won: the list then shows it plainly. Each entry
+    goes into ``out`` as it is measured, so a stopped search keeps the ones it has."""
+    out = [] if out is None else out
+    for mark, what, variant in necessity_variants(search, best):
+        e = search.marking(variant)
+        if primary(e) == primary(best) and worse(e, best):  # slower only: confirm it
+            e, best = search.bench.again(e), search.bench.again(best)
+        why = worse(e, best) or "not worse (ties on every measured figure)"
+        out.append(Necessity(mark, what, e.name, why, e.reasons[0] if e.reasons else None))
     return out
 
 
 def measure_checks(
     bench: Bench, best: Evaluation, lines: tuple[str, ...]
-) -> tuple[Evaluation, Evaluation, str]:
+) -> tuple[Evaluation, Evaluation, str, bool]:
+    """The recommendation with and without the lines, through the same wrapper; the verdict;
+    and whether the lines helped (a difference in µs/call alone only once confirmed)."""
     strategy = candidate_strategy(best.name + " +checks", best.marks)
     bare = candidate_strategy(best.name + " (wrapped)", best.marks)
     without = bench.measure(
@@ -271,7 +289,16 @@ def measure_checks(
         lines,
     )
     if primary(with_) == primary(without) and (worse(with_, without) or worse(without, with_)):
-        with_, without = bench.again(with_), bench.again(without)  # a speed-only difference
+        try:  # a speed-only difference
+            with_, without = bench.again(with_), bench.again(without)
+        except Stopped:
+            bench.unconfirmed += 1
+            return (
+                with_,
+                without,
+                "differ in µs/call only, not confirmed (the search was stopped): left out",
+                False,
+            )
     how = worse(with_, without)
     if how is not None:
         verdict = f"made it worse: {how}"
@@ -283,7 +310,7 @@ def measure_checks(
             else "changed nothing measured (same status, compiles and guards; µs/call within "
             "the spread)"
         )
-    return with_, without, verdict
+    return with_, without, verdict, worse(without, with_) is not None
 
 
 def measure_environment(
