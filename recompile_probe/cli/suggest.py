@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 import typer
 
+from ..analysis.verdicts import plural
 from ..artefacts import Artefacts, append_step_summary
 from ..errors import UsageError
 from .common import DEBUG_OPTION, QUIET_OPTION, app, err, errors_to_exit, term_width, use_color
@@ -183,6 +184,8 @@ class _Count:
         per = (self.last - self.first) / self.measured
         rest = None if self.planned is None else per * max(0, self.planned - self.measured)
         rest = None if rest is None else rest - (time.monotonic() - self.last)
+        if left is not None and left <= 0:
+            return "time limit reached: finishing"
         if left is not None and (rest is None or rest > left):
             return f"time limit in {_clock(left)}"
         return "ETA ?" if rest is None else f"ETA {_clock(rest)}"
@@ -262,4 +265,4 @@ def _progress(quiet: bool, time_limit: float | None) -> Iterator[tuple[Any, Any,
 
         yield plan_bar, measured_bar, phase_bar
     spent = time.monotonic() - count.started
-    err.print(f"suggest: {count.measured} candidates measured in {spent:.0f} s")
+    err.print(f"suggest: {plural(count.measured, 'candidate')} measured in {spent:.0f} s")

@@ -94,7 +94,7 @@ def suggest(
         on_plan("exhaustive" if exhaustive else "greedy", planned)
 
     def phase(name: str, more: int) -> None:
-        if on_phase is not None:
+        if on_phase is not None and bench.stopped_by is None:  # stopped: nothing more to come
             on_phase(name, more)
 
     skips = stop.Skips()
