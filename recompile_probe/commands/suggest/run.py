@@ -131,12 +131,13 @@ def suggest(
         checks_used: tuple[str, ...] = ()
         if lines:
             phase("torch._check lines", 2)
+            unconfirmed = bench.unconfirmed
             try:
                 checks_with, checks_without, verdict, helped = measure_checks(bench, best, lines)
                 if helped:
                     checks_used = lines
-                if bench.unconfirmed:
-                    skips.add("confirmation", stop.CONFIRMATION)
+                if bench.unconfirmed > unconfirmed:
+                    skips.add("confirmation", stop.CHECKS_UNCONFIRMED)
             except Stopped:
                 skips.add("checks", stop.CHECKS)
         env, env_note = (

@@ -18,6 +18,7 @@ class Skips:
     def add(self, phase: str, sentence: str) -> None:
         if phase not in self.phases:
             self.phases.append(phase)
+        if sentence not in self.said:
             self.said.append(sentence)
 
 
@@ -51,6 +52,10 @@ CONFIRMATION = (
     "count: the cheaper candidate is recommended)"
 )
 CHECKS = "not measured: the torch._check lines (so the code leaves them out)"
+CHECKS_UNCONFIRMED = (
+    "not confirmed: the torch._check lines, which differ from none in µs/call only (measured once; "
+    "unconfirmed, the code leaves them out)"
+)
 ENVIRONMENT = (
     "not measured: the environment form (the TORCH_COMPILE_*_SOURCES lines are shown, unmeasured)"
 )
