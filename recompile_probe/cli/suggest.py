@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
+from ..analysis.verdicts import plural
 from ..artefacts import Artefacts, append_step_summary
 from ..errors import UsageError
 from .common import DEBUG_OPTION, QUIET_OPTION, app, err, errors_to_exit, term_width, use_color
 
 FORMATS = ("table", "json", "markdown")
+#: --time-limit's default, in seconds (docs/suggest.md says why ten minutes)
+TIME_LIMIT = 600.0
 
 
 @app.command(
@@ -38,6 +44,14 @@ def suggest(
         min=1,
         help="At most N candidates measured (each runs every "
         "sequence); the output says whether the optimum is then still proven.",
+    ),
+    time_limit: float = typer.Option(
+        TIME_LIMIT,
+        "--time-limit",
+        min=0,
+        help="Stop measuring new candidates after SECONDS of wall clock (checked between "
+        "candidates; the first always runs) and answer with the best so far, saying what was "
+        "not measured. 0: no limit.",
     ),
     backend: Optional[str] = typer.Option(
         None, "--backend", "-b", help="eager | aot_eager | inductor"
@@ -89,18 +103,20 @@ def suggest(
                 "Copy the built-in scenario (configs/logprobs.yaml) and pass its path.",
             )
         workers = parse_jobs(jobs)
-        on_plan, on_measured = _progress(quiet)
         pool = open_pool(workers, debug=debug) if workers > 1 else None
         try:
-            result = suggest_scenario(
-                loaded,
-                sequence=sequence,
-                budget=budget,
-                strategy_name=name,
-                pool=pool,
-                on_plan=on_plan,
-                on_measured=on_measured,
-            )
+            with _progress(quiet, time_limit or None) as (on_plan, on_measured, on_phase):
+                result = suggest_scenario(
+                    loaded,
+                    sequence=sequence,
+                    budget=budget,
+                    time_limit=time_limit,
+                    strategy_name=name,
+                    pool=pool,
+                    on_plan=on_plan,
+                    on_measured=on_measured,
+                    on_phase=on_phase,
+                )
         finally:
             if pool is not None:
                 pool.close()
@@ -133,16 +149,120 @@ def suggest(
             raise typer.Exit(1)
 
 
-def _progress(quiet: bool) -> tuple[Any, Any]:
+def _figures(e: Any) -> str:
+    return f"{e.compiles} compiles, guards {e.guard_count}" if e.status == "ok" else e.status
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class _Count:
+    """Candidates measured and planned, and when the measuring began: what the bar, its ETA and
+    the plain lines read. The planned total grows as each phase after the search says how many
+    it adds; None while a greedy search runs (not known in advance)."""
+
+    def __init__(self, time_limit: float | None) -> None:
+        self.started = time.monotonic()  # the limit counts from about here (the command's start)
+        self.time_limit = time_limit
+        self.first: float | None = None  # when the search began: set-up is not a candidate's cost
+        self.last: float | None = None
+        self.measured = 0
+        self.planned: int | None = None
+
+    def of(self) -> str:
+        return f"{self.measured}/{self.planned}" if self.planned is not None else f"{self.measured}"
+
+    def eta(self) -> str:
+        """From the measured cost per candidate; where the time limit comes first, that."""
+        left = (
+            None if self.time_limit is None else self.time_limit - (time.monotonic() - self.started)
+        )
+        if self.first is None or self.last is None or not self.measured:
+            return ""
+        per = (self.last - self.first) / self.measured
+        rest = None if self.planned is None else per * max(0, self.planned - self.measured)
+        rest = None if rest is None else rest - (time.monotonic() - self.last)
+        if left is not None and left <= 0:
+            return "time limit reached: finishing"
+        if left is not None and (rest is None or rest > left):
+            return f"time limit in {_clock(left)}"
+        return "ETA ?" if rest is None else f"ETA {_clock(rest)}"
+
+
+@contextlib.contextmanager
+def _progress(quiet: bool, time_limit: float | None) -> Iterator[tuple[Any, Any, Any]]:
+    """A bar on an interactive stderr, a plain line per candidate otherwise (CI logs), nothing
+    under --quiet. Never on stdout: that is the report's."""
     if quiet:
-        return None, None
+        yield None, None, None
+        return
+    count = _Count(time_limit)
 
-    def on_plan(search: str, planned: int | None) -> None:
-        total = f"{planned} candidates" if planned else "candidates as the search goes"
-        err.print(f"suggest: {search} search, {total}, each a run of every sequence")
+    def plan(search: str, planned: int | None) -> None:
+        count.planned, count.first = planned, time.monotonic()
 
-    def on_measured(e: Any, n: int) -> None:
-        figures = f"{e.compiles} compiles, guards {e.guard_count}" if e.status == "ok" else e.status
-        err.print(f"  [{n}] {e.name}: {figures}", soft_wrap=True)
+    def measured(e: Any, n: int) -> None:
+        count.measured, count.last = n, time.monotonic()
+        if count.planned is not None and n > count.planned:
+            count.planned = n
 
-    return on_plan, on_measured
+    def phase(name: str, more: int) -> None:
+        count.planned = count.measured + more
+
+    if not err.is_terminal:
+
+        def plan_line(search: str, planned: int | None) -> None:
+            plan(search, planned)
+            total = f"{planned} candidates" if planned else "candidates as the search goes"
+            limit = f", time limit {time_limit:g} s" if time_limit else ""
+            err.print(
+                f"suggest: {search} search, {total}, each a run of every sequence{limit}",
+                soft_wrap=True,
+            )
+
+        def measured_line(e: Any, n: int) -> None:
+            measured(e, n)
+            spent = time.monotonic() - count.started
+            err.print(f"  [{count.of()}] {e.name}: {_figures(e)} · {spent:.0f} s", soft_wrap=True)
+
+        yield plan_line, measured_line, phase
+        return
+    from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+    from rich.text import Text
+
+    class Eta(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            return Text(count.eta(), style="progress.remaining")
+
+    class Measured(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            return Text(f"{count.of()} candidates", style="progress.download")
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        Measured(),
+        TimeElapsedColumn(),
+        Eta(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("suggest: loading the target", total=None)
+
+        def plan_bar(search: str, planned: int | None) -> None:
+            plan(search, planned)
+            bar.update(task, description=f"suggest: {search} search", total=planned, completed=0)
+
+        def measured_bar(e: Any, n: int) -> None:
+            measured(e, n)
+            bar.update(task, completed=n, total=count.planned)
+
+        def phase_bar(name: str, more: int) -> None:
+            phase(name, more)
+            bar.update(task, description=f"suggest: {name}", total=count.planned)
+
+        yield plan_bar, measured_bar, phase_bar
+    spent = time.monotonic() - count.started
+    err.print(f"suggest: {plural(count.measured, 'candidate')} measured in {spent:.0f} s")

@@ -15,6 +15,10 @@ from .report import SCHEMA_VERSION, Environment, ScenarioRef, Tool
 
 #: What a candidate's ``status`` can be: ``mismatch`` = it ran but an output differed from eager.
 STATUSES = ("ok", "mismatch", "error", "unsupported")
+#: What can stop the measuring: --budget or --time-limit.
+STOPPED_BY = ("budget", "time_limit")
+#: The phases a limit can cut short (``Suggestion.skipped``).
+PHASES = ("search", "confirmation", "necessity", "checks", "environment")
 
 
 @dataclass(frozen=True)
@@ -183,7 +187,19 @@ class Suggestion:
     unfixable: tuple[Unfixable, ...] = ()
     change: Change | None = None
     notes: tuple[str, ...] = ()
+    #: every phase ran to its end: no limit (--budget, --time-limit) stopped the measuring
     complete: bool = True
+    #: --time-limit in seconds; None: no limit
+    time_limit: float | None = None
+    #: what stopped the measuring: "budget" or "time_limit"; None: nothing did
+    stopped_by: str | None = None
+    #: the candidates of the search space (exhaustive); None: greedy, not known in advance
+    planned: int | None = None
+    #: the phases a limit cut short, not measured or only in part: "search", "confirmation",
+    #: "necessity", "checks", "environment" (the notes say what each one misses)
+    skipped: tuple[str, ...] = ()
+    #: wall-clock seconds of the whole search, set-up included
+    elapsed_s: float | None = None
 
     @property
     def evaluations(self) -> int:
@@ -240,6 +256,11 @@ def to_json(s: Suggestion) -> str:
         "evaluations": s.evaluations,
         "optimal": s.optimal,
         "complete": s.complete,
+        "time_limit": s.time_limit,
+        "stopped_by": s.stopped_by,
+        "planned": s.planned,
+        "skipped": list(s.skipped),
+        "elapsed_s": s.elapsed_s,
         "recommendation": _recommendation(s.recommendation),
         "necessity": [n.as_dict() for n in s.necessity],
         "checks": None

@@ -259,6 +259,7 @@ def suggest_schema(strict: bool = False) -> dict[str, Any]:
         ("Evaluation", "status"): sug.STATUSES,
         ("MarkChoice", "kind"): tuple(MARKS),
         ("Unfixable", "reason_kind"): KINDS,
+        ("Suggestion", "stopped_by"): sug.STOPPED_BY,
     }
     builder = Builder(strict, enums)
     # the records as their as_dict writes them (MarkChoice without name, Evaluation without cost)
@@ -332,6 +333,14 @@ def suggest_schema(strict: bool = False) -> dict[str, Any]:
             "evaluations": {"type": "integer", "description": "candidates measured"},
             "optimal": suggestion["optimal"],
             "complete": suggestion["complete"],
+            "time_limit": suggestion["time_limit"],
+            "stopped_by": suggestion["stopped_by"],
+            "planned": suggestion["planned"],
+            "skipped": {
+                **suggestion["skipped"],
+                "items": {"type": "string", "enum": list(sug.PHASES)},
+            },
+            "elapsed_s": suggestion["elapsed_s"],
             "recommendation": {
                 **nullable({"$ref": "#/$defs/Recommendation"}),
                 "description": "null: no candidate ran",

@@ -1,8 +1,15 @@
 """Measuring candidates: the target loaded once, eager outputs once per sequence, a probe run per
-(candidate, sequence), on the worker pool where there is one. Each candidate is measured once."""
+(candidate, sequence), on the worker pool where there is one. Each candidate is measured once.
+
+Two limits stop the measuring: --budget (candidates) and --time-limit (seconds of wall clock since
+the command began). Both are checked before a candidate starts, never during one: a started
+candidate is finished, so every figure reported is a whole measurement, and the first candidate
+always runs, so a stopped search still has an answer.
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -15,8 +22,16 @@ from ...strategies.model import Strategy
 from .objective import aggregate, primary
 
 
-class BudgetSpent(Exception):
-    """--budget candidates were measured: the search stops with the best so far."""
+class Stopped(Exception):
+    """A limit was reached: the search stops with the best so far."""
+
+
+class BudgetSpent(Stopped):
+    """--budget candidates were measured."""
+
+
+class TimeUp(Stopped):
+    """--time-limit seconds have passed."""
 
 
 class Bench:
@@ -30,12 +45,21 @@ class Bench:
         budget: int | None = None,
         on_measured: Callable[[Evaluation, int], None] | None = None,
         pool: Any = None,
+        time_limit: float | None = None,
+        started: float | None = None,
     ) -> None:
         from ...probe import eager, run
         from ...targets import loader
 
         self.scenario, self.sequences, self.budget = scenario, sequences, budget
         self.on_measured, self.pool = on_measured, pool
+        #: time.monotonic() when the command began: the time limit counts the set-up too
+        self.started = time.monotonic() if started is None else started
+        self.time_limit = time_limit
+        #: what stopped the measuring first: "budget" or "time_limit"; None: nothing yet
+        self.stopped_by: str | None = None
+        #: when the first candidate began (the set-up before it is no candidate's cost)
+        self.measuring_since: float | None = None
         self.target = loader.load(scenario)
         run.warm_up(
             scenario.backend, scenario.backend_mode, dict(scenario.backend_options or {}) or None
@@ -49,6 +73,8 @@ class Bench:
         self._strategies: dict[Any, tuple[Strategy, Any]] = {}
         #: extra measurements that confirmed or undid a win on speed alone
         self.confirmations = 0
+        #: wins on speed alone left unconfirmed because a limit stopped the measuring
+        self.unconfirmed = 0
 
     def measure(
         self,
@@ -62,8 +88,7 @@ class Bench:
     ) -> Evaluation:
         if key in self.measured:
             return self.measured[key]
-        if self.budget is not None and len(self.measured) >= self.budget:
-            raise BudgetSpent
+        self._may_start()
         runs = self._probe_all(strategy, target)
         evaluation = aggregate(strategy.name, marks, whole, runs, checks, cost)
         self.measured[key] = evaluation
@@ -72,6 +97,36 @@ class Bench:
             self.on_measured(evaluation, len(self.measured))
         self._strategies[key] = (strategy, target)
         return evaluation
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def _time_up(self) -> bool:
+        return (
+            self.time_limit is not None
+            and bool(self.measured)
+            and self.elapsed() >= self.time_limit
+        )
+
+    def _stop(self, exc: Stopped) -> Stopped:
+        if self.stopped_by is None:
+            self.stopped_by = "budget" if isinstance(exc, BudgetSpent) else "time_limit"
+        return exc
+
+    def _may_start(self) -> None:
+        """Raises when a limit forbids starting another candidate."""
+        if self._time_up():
+            raise self._stop(TimeUp())
+        if self.budget is not None and len(self.measured) >= self.budget:
+            raise self._stop(BudgetSpent())
+        if self.measuring_since is None:
+            self.measuring_since = time.monotonic()
+
+    def per_candidate(self) -> float | None:
+        """Seconds per measured candidate so far (confirmations included in the time)."""
+        if self.measuring_since is None or not self.measured:
+            return None
+        return (time.monotonic() - self.measuring_since) / len(self.measured)
 
     def _probe_all(self, strategy: Strategy, target: Any = None) -> list[Run]:
         """One probe run per sequence, in a fresh Dynamo state each (as `run` does)."""
@@ -104,18 +159,24 @@ class Bench:
         self, wanted: list[tuple[Any, Strategy, tuple[MarkChoice, ...], str | None, int]]
     ) -> list[Evaluation]:
         """Several candidates of the plain target: on the pool's workers when there is one (each
-        a probe run per sequence, as inline), else one after the other. Stops at the budget."""
+        a probe run per sequence, as inline), else one after the other. Stops at a limit."""
         todo = [w for w in dict((w[0], w) for w in wanted).values() if w[0] not in self.measured]
-        room = None if self.budget is None else max(0, self.budget - len(self.measured))
-        spent = room is not None and len(todo) > room
-        todo = todo[:room] if room is not None else todo
         if self.pool is None or len(todo) < 2:
             for key, strategy, marks, whole, cost in todo:
                 self.measure(key, strategy, marks, whole, cost)
         else:
-            self._on_pool(todo)
-        if spent:
-            raise BudgetSpent
+            # Under a time limit, a batch per round of the pool's workers: the limit is looked
+            # at between rounds, as between candidates inline. Without one, one batch keeps
+            # every worker busy to the end.
+            size = len(todo) if self.time_limit is None else max(1, self.pool.size)
+            while todo:
+                self._may_start()
+                room = len(todo) if self.budget is None else self.budget - len(self.measured)
+                batch, todo = todo[: min(size, room)], todo[min(size, room) :]
+                if len(batch) == 1:
+                    self.measure(*batch[0])
+                else:
+                    self._on_pool(batch)
         return [self.measured[w[0]] for w in wanted]
 
     def _on_pool(self, todo: list) -> None:
@@ -156,6 +217,9 @@ class Bench:
         difference must survive the machine's drift between two measurements)."""
         key = next(k for k, v in self.measured.items() if v.name == e.name)
         strategy, target = self._strategies[key]
+        # not a new candidate (the budget does not count it), but time all the same
+        if self._time_up():
+            raise self._stop(TimeUp())
         runs = self._probe_all(strategy, target)
         self.confirmations += 1
         fresh = aggregate(e.name, e.marks, e.whole_function, runs, e.checks, e.cost)

@@ -18,7 +18,7 @@ from ...scenario.model import Scenario
 from ...strategies import advice
 from ...strategies.builtins import BUILTINS
 from ...strategies.model import Strategy
-from .bench import Bench
+from .bench import Bench, Stopped
 from .objective import primary, ranked, unbacked_count, worse
 from .search import Search, candidate_strategy, label
 
@@ -218,51 +218,64 @@ def settle(bench: Bench, rounds: int = 3) -> Evaluation | None:
         if not cheaper:
             return best
         rival = cheaper[0]
-        bench.again(rival)
-        bench.again(best)
+        try:
+            bench.again(rival)
+            bench.again(best)
+        except Stopped:
+            # Unconfirmed, a win on speed alone does not count: the cheaper candidate stands.
+            bench.unconfirmed += 1
+            return next(e for e in ranked(bench.candidates()) if e.name == rival.name)
     return ranked(bench.candidates())[0]
 
 
-def necessity(search: Search, best: Evaluation) -> list[Necessity]:
-    """For each mark: the measured variant without it (and unbacked -> dynamic), and how it is
-    worse. A variant that is not worse would have won: the list then shows it plainly. Dims that
-    vary together (search.groups) are dropped or weakened together, as the search marked them:
-    one variant per group, named in each of its marks' entries."""
+def necessity_variants(
+    search: Search, best: Evaluation
+) -> list[tuple[MarkChoice, str, dict[int, str]]]:
+    """Per mark of ``best``: the marking without it, and with unbacked turned into dynamic.
+    Dims that vary together (search.groups) are dropped or weakened together, as the search
+    marked them: the marks of one group share one variant (measured once)."""
     if best.whole_function:
         return []
     choice = search._choice(best)
     out = []
     for group in search.groups:
         marked = [i for i in group if i in choice]
-        if not marked:
-            continue
-        marks = [
-            next(
+        for i in marked:
+            mark = next(
                 m
                 for m in best.marks
                 if (m.argument, m.dim) == (search.locations[i].argument, search.locations[i].dim)
             )
-            for i in marked
-        ]
-        changes = [("dropped", {j: k for j, k in choice.items() if j not in marked})]
-        if any(choice[i] == "unbacked" for i in marked):
-            changes.append(("dynamic", {**choice, **{i: "dynamic" for i in marked}}))
-        together = (
-            f"with the {len(marked)} dims that vary with it, at once: " if len(marked) > 1 else ""
-        )
-        for what, variant in changes:
-            e = search.marking(variant)
-            if primary(e) == primary(best) and worse(e, best):  # slower only: confirm it
-                e, best = search.bench.again(e), search.bench.again(best)
-            why = together + (worse(e, best) or "not worse (ties on every measured figure)")
-            reason = e.reasons[0] if e.reasons else None
-            out += [Necessity(m, what, e.name, why, reason) for m in marks]
+            out.append((mark, "dropped", {j: k for j, k in choice.items() if j not in marked}))
+            if any(choice[j] == "unbacked" for j in marked):
+                out.append((mark, "dynamic", {**choice, **{j: "dynamic" for j in marked}}))
+    return out
+
+
+def necessity(
+    search: Search, best: Evaluation, out: list[Necessity] | None = None
+) -> list[Necessity]:
+    """For each mark: the measured variant without it (and unbacked -> dynamic), and how it is
+    worse. A variant that is not worse would have won: the list then shows it plainly. Each entry
+    goes into ``out`` as it is measured, so a stopped search keeps the ones it has."""
+    out = [] if out is None else out
+    for mark, what, variant in necessity_variants(search, best):
+        e = search.marking(variant)
+        if primary(e) == primary(best) and worse(e, best):  # slower only: confirm it
+            e, best = search.bench.again(e), search.bench.again(best)
+        why = worse(e, best) or "not worse (ties on every measured figure)"
+        together = len(best.marks) - len(e.marks) if what == "dropped" else 0
+        if together > 1:
+            why = f"with the {together} marks that vary with it, at once: {why}"
+        out.append(Necessity(mark, what, e.name, why, e.reasons[0] if e.reasons else None))
     return out
 
 
 def measure_checks(
     bench: Bench, best: Evaluation, lines: tuple[str, ...]
-) -> tuple[Evaluation, Evaluation, str]:
+) -> tuple[Evaluation, Evaluation, str, bool]:
+    """The recommendation with and without the lines, through the same wrapper; the verdict;
+    and whether the lines helped (a difference in µs/call alone only once confirmed)."""
     strategy = candidate_strategy(best.name + " +checks", best.marks)
     bare = candidate_strategy(best.name + " (wrapped)", best.marks)
     without = bench.measure(
@@ -283,7 +296,16 @@ def measure_checks(
         lines,
     )
     if primary(with_) == primary(without) and (worse(with_, without) or worse(without, with_)):
-        with_, without = bench.again(with_), bench.again(without)  # a speed-only difference
+        try:  # a speed-only difference
+            with_, without = bench.again(with_), bench.again(without)
+        except Stopped:
+            bench.unconfirmed += 1
+            return (
+                with_,
+                without,
+                "differ in µs/call only, not confirmed (the search was stopped): left out",
+                False,
+            )
     how = worse(with_, without)
     if how is not None:
         verdict = f"made it worse: {how}"
@@ -295,7 +317,7 @@ def measure_checks(
             else "changed nothing measured (same status, compiles and guards; µs/call within "
             "the spread)"
         )
-    return with_, without, verdict
+    return with_, without, verdict, worse(without, with_) is not None
 
 
 def measure_environment(

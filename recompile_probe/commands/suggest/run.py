@@ -16,12 +16,14 @@ whole-function strategy counts as every varying dim plus one); fewest unbacked m
 
 The search (search.py): every marking (static / dynamic / unbacked per varying dim, 3^n) plus
 the whole-function strategies this torch supports up to EXHAUSTIVE_MAX dims, greedy beyond.
-``budget`` caps the candidates measured; the result says whether the optimum is proven
-(exhaustive and complete).
+``budget`` caps the candidates measured, ``time_limit`` the seconds (bench.py); the result says
+whether the optimum is proven (exhaustive and complete) and, when a limit stopped it, what was
+not measured (stop.py).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +33,8 @@ from ...records.report import ScenarioRef, Tool
 from ...records.suggestion import Change, Evaluation, Necessity, Suggestion
 from ...scenario.model import Scenario
 from ...version import __version__
-from .bench import Bench, BudgetSpent
+from . import stop
+from .bench import Bench, Stopped
 from .discover import discover
 from .forms import (
     check_lines,
@@ -42,12 +45,13 @@ from .forms import (
     measure_checks,
     measure_environment,
     necessity,
+    necessity_variants,
     settle,
     target_name,
     unfixable,
     yaml_for,
 )
-from .objective import ranked, worse
+from .objective import ranked
 from .search import EXHAUSTIVE_MAX, WHOLE_FUNCTION, Search
 
 
@@ -56,11 +60,18 @@ def suggest(
     *,
     sequence: str | None = None,
     budget: int | None = None,
+    time_limit: float | None = None,
     strategy_name: str = "suggested",
     pool: Any = None,
     on_measured: Callable[[Evaluation, int], None] | None = None,
     on_plan: Callable[[str, int | None], None] | None = None,
+    on_phase: Callable[[str, int], None] | None = None,
 ) -> Suggestion:
+    """``time_limit``: seconds of wall clock, checked between candidates; None or 0: no limit.
+    ``on_plan`` (search, planned) once, before the search (planned None: greedy, not known);
+    ``on_measured`` (evaluation, measured so far) per candidate; ``on_phase`` (phase, at most
+    how many more candidates it measures) as each phase after the search begins."""
+    started = time.monotonic()
     sequences = dict(scenario.points)
     if sequence is not None:
         if sequence not in sequences:
@@ -71,34 +82,47 @@ def suggest(
         sequences = {sequence: sequences[sequence]}
     if budget is not None and budget < 1:
         raise UsageError("--budget: at least 1 candidate")
-    bench = Bench(scenario, sequences, budget, on_measured, pool)
+    if time_limit is not None and time_limit < 0:
+        raise UsageError("--time-limit: seconds, 0 for no limit")
+    limit = time_limit or None
+    bench = Bench(scenario, sequences, budget, on_measured, pool, limit, started)
     locations, notes = discover(scenario, bench.target, sequences)
     search = Search(bench, locations)
     exhaustive = len(locations) <= EXHAUSTIVE_MAX
     planned = 3 ** len(locations) + len(WHOLE_FUNCTION) if exhaustive else None
     if on_plan is not None:
         on_plan("exhaustive" if exhaustive else "greedy", planned)
-    complete = True
+
+    def phase(name: str, more: int) -> None:
+        if on_phase is not None and bench.stopped_by is None:  # stopped: nothing more to come
+            on_phase(name, more)
+
+    skips = stop.Skips()
     try:
         search.exhaustive() if exhaustive else search.greedy()
-    except BudgetSpent:
-        complete = False
+    except Stopped:
+        skips.add("search", stop.search_sentence(exhaustive, planned, len(bench.candidates())))
     env_first = None
+    phase("environment form", 1)
     try:
         env_first = fastest_form(bench, locations)
-    except BudgetSpent:
-        complete = False
+    except Stopped:
+        # the leader was ranked at its marks' µs/call, maybe slower than the marking can be
+        skips.add("environment", stop.ENVIRONMENT)
     best = settle(bench)
+    if bench.unconfirmed:
+        skips.add("confirmation", stop.CONFIRMATION)
     needed: list[Necessity] = []
     checks_with = checks_without = None
     verdict = None
     change = None
     if best is not None and best.status == "ok":
+        variants = necessity_variants(search, best)
+        phase("necessity of each mark", sum(not search.is_measured(v[2]) for v in variants))
         try:
-            needed = necessity(search, best)
-        except BudgetSpent:
-            complete = False
-            notes += ("the budget ran out before every mark's necessity was measured",)
+            necessity(search, best, needed)
+        except Stopped:
+            skips.add("necessity", stop.necessity_sentence(len(needed), len(variants)))
         lines = (
             check_lines(best.marks, locations, bench.target.param_names)
             if not best.whole_function
@@ -106,13 +130,16 @@ def suggest(
         )
         checks_used: tuple[str, ...] = ()
         if lines:
+            phase("torch._check lines", 2)
+            unconfirmed = bench.unconfirmed
             try:
-                checks_with, checks_without, verdict = measure_checks(bench, best, lines)
-                if worse(checks_without, checks_with) is not None:
+                checks_with, checks_without, verdict, helped = measure_checks(bench, best, lines)
+                if helped:
                     checks_used = lines
-            except BudgetSpent:
-                complete = False
-                notes += ("the budget ran out before the torch._check lines were measured",)
+                if bench.unconfirmed > unconfirmed:
+                    skips.add("confirmation", stop.CHECKS_UNCONFIRMED)
+            except Stopped:
+                skips.add("checks", stop.CHECKS)
         env, env_note = (
             environment_form(best.marks, locations) if not best.whole_function else ({}, None)
         )
@@ -124,8 +151,10 @@ def suggest(
                     if env_first and env_first[0].name == best.name + " (environment)"
                     else measure_environment(bench, best, env)
                 )
-            except BudgetSpent:
-                env_note = "not measured: the budget ran out"
+            except Stopped:
+                how = stop.limit_text(bench.stopped_by or "", budget, limit)
+                env_note = f"not measured: {how} stopped the search first"
+                skips.add("environment", stop.ENVIRONMENT)
         change = Change(
             code_for(best, target_name(scenario), checks_used, bench.target.param_names),
             env,
@@ -147,6 +176,24 @@ def suggest(
             *(c for c in candidates if c.name == best.name),
             *(c for c in candidates if c.name != best.name),
         )
+    elapsed = bench.elapsed()
+    if bench.stopped_by is not None:
+        notes = (
+            *stop.notes(
+                stopped_by=bench.stopped_by,
+                budget=budget,
+                time_limit=limit,
+                elapsed=elapsed,
+                exhaustive=exhaustive,
+                planned=planned,
+                measured=len(candidates),
+                per=bench.per_candidate(),
+                sequences=len(sequences),
+                skips=skips,
+            ),
+            *notes,
+        )
+    complete = bench.stopped_by is None
     return Suggestion(
         Tool("recompile-probe", __version__),
         current(),
@@ -167,4 +214,9 @@ def suggest(
         change,
         tuple(notes),
         complete,
+        time_limit=limit,
+        stopped_by=bench.stopped_by,
+        planned=planned,
+        skipped=tuple(skips.phases),
+        elapsed_s=round(elapsed, 1),
     )

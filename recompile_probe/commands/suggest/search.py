@@ -87,6 +87,9 @@ class Search:
             len(marks),
         )
 
+    def is_measured(self, choice: dict[int, str]) -> bool:
+        return self._wanted(choice)[0] in self.bench.measured
+
     def marking(self, choice: dict[int, str]) -> Evaluation:
         return self.bench.measure(*self._wanted(choice))
 

@@ -52,10 +52,20 @@ def headline(s: Suggestion) -> str:
         else f"{s.search} search: the best of what was measured, not proven optimal"
     )
     if not s.complete:
-        how += f"; stopped by --budget {s.budget}"
+        limit = (
+            f"--time-limit {s.time_limit:g} s"
+            if s.stopped_by == "time_limit" and s.time_limit is not None
+            else f"--budget {s.budget}"
+        )
+        how += f"; stopped by {limit}, see Notes for what was not measured"
+    measured = (
+        f"{s.evaluations} of {s.planned} candidates measured"
+        if s.planned is not None and s.evaluations < s.planned
+        else f"{s.evaluations} candidates measured"
+    )
     return (
         f"Which marks? {s.scenario.name}{where} · sequences {', '.join(s.sequences)} · "
-        f"{s.evaluations} candidates measured ({how})"
+        f"{measured} ({how})"
     )
 
 
@@ -133,7 +143,9 @@ def blocks(s: Suggestion) -> list[tuple[str, list[str]]]:
     if s.unfixable:
         out.append(
             (
-                "What marking does not fix",
+                "What marking does not fix"
+                if "search" not in s.skipped
+                else "What no measured marking fixed (the search was stopped: one not tried may)",
                 [
                     f"{u.sequence} call {u.call_index}: {u.reason}"
                     + (f" [{u.reason_kind}]" if u.reason_kind else "")

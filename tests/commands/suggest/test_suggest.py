@@ -652,10 +652,11 @@ def _cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
     [
         (["--sequence", "nope"], "--sequence"),
         (["--budget", "0"], "--budget"),
+        (["--time-limit", "-1"], "--time-limit"),
         (["--format", "bad"], "--format"),
         (["--write"], "--write"),
     ],
-    ids=["unknown-sequence", "budget-0", "bad-format", "write-builtin"],
+    ids=["unknown-sequence", "budget-0", "time-limit-negative", "bad-format", "write-builtin"],
 )
 def test_usage_errors_exit_2_without_a_traceback(args, words):
     builtin = default_path()

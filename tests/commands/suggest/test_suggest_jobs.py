@@ -39,3 +39,17 @@ def test_pool_and_serial_measure_the_same_candidates():
     assert parallel.recommendation.marks == serial.recommendation.marks
     assert [n.why for n in parallel.necessity] == [n.why for n in serial.necessity]
     assert parallel.optimal and parallel.evaluations == serial.evaluations == 9 + 4
+
+
+@pytest.mark.slow
+def test_a_time_limit_on_the_pool_stops_between_rounds_of_its_workers(monkeypatch):
+    from recompile_probe.commands.suggest import bench
+
+    # a clock past any limit once the first round (one candidate per worker) is measured
+    monkeypatch.setattr(bench.Bench, "elapsed", lambda self: 1e9 if self.measured else 0.0)
+    loaded = dataclasses.replace(load(None), repeats=0)
+    with open_pool(2) as pool:
+        result = suggest(loaded, sequence="rl", pool=pool, time_limit=60)
+    assert result.stopped_by == "time_limit" and not result.complete and not result.optimal
+    assert result.evaluations == 2 and result.skipped[0] == "search"
+    assert result.recommendation.name in {c.name for c in result.candidates}
