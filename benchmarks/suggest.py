@@ -70,15 +70,13 @@ repeats: 10
 """
 
 
-LLAMA = """
+#: a tiny model's generate() loop as a driver: {imports} and {build} make the model
+MODEL = """
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
+from transformers import {imports}
 
 torch.manual_seed(0)
-config = LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=4,
-                     num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
-                     eos_token_id=None)
-model = LlamaForCausalLM(config).eval()
+{build}
 forward = model.forward
 
 
@@ -92,28 +90,21 @@ def generate(fn, B, S):
     finally:
         model.forward = forward
 """
-
-GPT2 = """
-import torch
-from transformers import GPT2Config, GPT2LMHeadModel
-
-torch.manual_seed(0)
-config = GPT2Config(vocab_size=64, n_embd=16, n_layer=2, n_head=2, n_positions=64,
-                    eos_token_id=None, bos_token_id=None)
-model = GPT2LMHeadModel(config).eval()
-forward = model.forward
-
-
-def generate(fn, B, S):
-    model.forward = fn
-    try:
-        ids = torch.randint(1, config.vocab_size, (B, S))
-        with torch.no_grad():
-            return model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=3,
-                                  do_sample=False, pad_token_id=0)
-    finally:
-        model.forward = forward
-"""
+MODELS = {
+    "llama": MODEL.format(
+        imports="LlamaConfig, LlamaForCausalLM",
+        build="config = LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, "
+        "num_hidden_layers=4, num_attention_heads=2, num_key_value_heads=2, "
+        "max_position_embeddings=64, eos_token_id=None)\n"
+        "model = LlamaForCausalLM(config).eval()",
+    ),
+    "gpt2": MODEL.format(
+        imports="GPT2Config, GPT2LMHeadModel",
+        build="config = GPT2Config(vocab_size=64, n_embd=16, n_layer=2, n_head=2, "
+        "n_positions=64, eos_token_id=None, bos_token_id=None)\n"
+        "model = GPT2LMHeadModel(config).eval()",
+    ),
+}
 
 MODEL_YAML = """
 name: {name}-generate
@@ -178,7 +169,7 @@ def main() -> None:
             "five dims": measure(str(Path(tmp, "five.yaml")), args.runs),
         }
         if args.models:
-            for name, source in (("llama", LLAMA), ("gpt2", GPT2)):
+            for name, source in MODELS.items():
                 Path(tmp, f"{name}.py").write_text(source)
                 Path(tmp, f"{name}.yaml").write_text(MODEL_YAML.format(name=name))
                 rows[f"tiny {name} generate()"] = measure(str(Path(tmp, f"{name}.yaml")), args.runs)

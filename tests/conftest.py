@@ -26,6 +26,18 @@ def write_scenario(tmp_path):
     return write
 
 
+@pytest.fixture
+def fresh_dynamo():
+    """A test that compiles in this process: Dynamo reset and its metrics cleared around it."""
+    import torch
+    from torch._dynamo.utils import clear_compilation_metrics
+
+    torch._dynamo.reset()
+    clear_compilation_metrics()
+    yield
+    torch._dynamo.reset()
+
+
 # --- every JSON report a test writes validates against the shipped schema -------------------------
 
 

@@ -20,6 +20,17 @@ CONFIGS = ROOT / "configs"
 EXAMPLES = ROOT / "examples"
 
 
+def import_file(path: Path, name: str | None = None):
+    """A fixture or program file imported as a module of its own (not through sys.path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name or path.stem, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def hand_count(
     fn,
     make_args,

@@ -223,6 +223,12 @@ def dynamo_source(
         out = f"L[{var_keyword!r}][{path.head!r}]"
     else:
         return None
+    return _with_steps(out, path)
+
+
+def _with_steps(root: str, path: Path) -> str | None:
+    """``root`` followed by the path's steps, as Dynamo writes a source; None for a pattern."""
+    out = root
     for kind, value in path.steps:
         if kind == "*":
             return None  # a pattern, not one value
@@ -262,11 +268,7 @@ def frame_source(path: Path, frame: FrameArgs) -> str | None:
         out = f"L[{frame.var_keyword!r}][{head!r}]"
     else:
         return None
-    for kind, value in path.steps:
-        if kind == "*":
-            return None  # a pattern, not one value
-        out += f".{value}" if kind == "attr" else f"[{value!r}]"
-    return out
+    return _with_steps(out, path)
 
 
 @dataclass(frozen=True)

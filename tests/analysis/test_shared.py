@@ -6,30 +6,19 @@ from __future__ import annotations
 import pytest
 import torch
 from torch._dynamo.eval_frame import _debug_get_cache_entry_list
-from torch._dynamo.utils import clear_compilation_metrics, get_compilation_metrics
+from torch._dynamo.utils import get_compilation_metrics
 
-from helpers import FIXTURES
+from helpers import FIXTURES, import_file
 from recompile_probe.analysis.functions import by_function
 from recompile_probe.analysis.shared import shared_code
 from recompile_probe.reasons.kinds import no_fix_why, remedy
 from recompile_probe.recording.recorder import Recorder
 
-
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    clear_compilation_metrics()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def _fixture():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("shared_wrapper", FIXTURES / "shared_wrapper.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_file(FIXTURES / "shared_wrapper.py")
 
 
 def _wrapper_records(code):

@@ -4,11 +4,9 @@ against the guard tree counted here by object identity."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import torch
 
-from helpers import FIXTURES
+from helpers import FIXTURES, import_file
 from recompile_probe.probe import entries as entries_mod
 from recompile_probe.probe.entries import inspect_entry
 from recompile_probe.reasons.text import strip_comment
@@ -16,12 +14,7 @@ from recompile_probe.records.run import OBJECT_ALIASING, SHAPE_ENV
 
 
 def _target():
-    spec = importlib.util.spec_from_file_location(
-        "aliasing_target", FIXTURES / "aliasing_target.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.act
+    return import_file(FIXTURES / "aliasing_target.py").act
 
 
 def _distinct_leaves(root) -> int:
@@ -75,11 +68,7 @@ def test_guards_are_labelled_by_the_kind_dynamo_built_them_as():
 def test_a_wrapped_bound_forwards_frame_locals_pass_its_own_guards():
     """A decorator's wrapped_func(*args, **kwargs) around a bound forward: its frame holds self
     in args[0]; rebuilt that way, the entry Dynamo made accepts the call it was made for."""
-    spec = importlib.util.spec_from_file_location(
-        "wrapped_targets", FIXTURES / "wrapped_targets.py"
-    )
-    wrapped = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(wrapped)
+    wrapped = import_file(FIXTURES / "wrapped_targets.py")
     torch._dynamo.reset()
     x = torch.randn(2, 4)
     torch.compile(wrapped.forward, backend="eager")(x=x)

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from helpers import EXAMPLES, PROGRAMS, ROOT
+from helpers import EXAMPLES, PROGRAMS, ROOT, import_file
 
 pytest.importorskip("transformers")
 
@@ -79,15 +79,12 @@ def test_guard_counts_equal_the_same_compiles_made_outside_the_tool(probed, plai
 def test_a_difference_inside_the_models_cache_is_caught_with_its_path():
     """The real output type (CausalLMOutputWithPast holding a DynamicCache), compared in this
     process: equal calls match, a changed cache tensor is named by its path."""
-    import importlib.util
 
     import torch
 
     from recompile_probe.probe.compare import compare, snapshot
 
-    spec = importlib.util.spec_from_file_location("hf_model", SCENARIO.parent / "model.py")
-    hf = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hf)
+    hf = import_file(SCENARIO.parent / "model.py", "hf_model")
     ids = torch.randint(1, hf.config.vocab_size, (1, 4), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
         eager, again = hf.forward(input_ids=ids), hf.forward(input_ids=ids)

@@ -15,19 +15,13 @@ import textwrap
 import pytest
 import torch
 from torch._dynamo.testing import CompileCounterWithBackend
-from torch._dynamo.utils import clear_compilation_metrics, get_compilation_metrics
+from torch._dynamo.utils import get_compilation_metrics
 
 from helpers import FIXTURES
 from recompile_probe.reasons.text import failure_lines
 from recompile_probe.recording.recorder import Recorder
 
-
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    clear_compilation_metrics()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def by_frame(records) -> dict[str, list]:

@@ -3,7 +3,6 @@ entries, and strategies that name sources taking effect (or saying they matched 
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
 import pytest
@@ -11,16 +10,14 @@ import torch
 from torch._dynamo.eval_frame import _debug_get_cache_entry_list
 from torch._dynamo.testing import CompileCounterWithBackend
 
-from helpers import FIXTURES
+from helpers import FIXTURES, import_file
 from recompile_probe.execution.session import run_scenario
 from recompile_probe.scenario.load import load
 from recompile_probe.scenario.overrides import with_overrides
 from recompile_probe.sizes.paths import frame_source, parse_path
 from recompile_probe.targets.loader import frame_args
 
-_spec = importlib.util.spec_from_file_location("wrapped_targets", FIXTURES / "wrapped_targets.py")
-wrapped = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(wrapped)
+wrapped = import_file(FIXTURES / "wrapped_targets.py")
 
 
 def _guarded_sources(code) -> set[str]:

@@ -557,6 +557,15 @@ FIVE = Case(
 )
 
 
+def _recommendation_by_hand(rec, case: Case) -> Hand:
+    """The recommended marking (or whole-function strategy) applied by hand to ``case``."""
+    fn, make = getattr(cases, case.name), getattr(cases, f"make_{case.name}")
+    if rec.whole_function is None:
+        return by_hand(fn, make, case.sequences, tool_marking(rec, case.locations))
+    knobs = whole_function_by_hand(rec.whole_function, case.sources, case.locations)
+    return by_hand(fn, make, case.sequences, knobs.pop("marking", {}), **knobs)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("budget", [None, 12])
 def test_greedy_search_beyond_four_dims(budget, tmp_path):
@@ -569,16 +578,7 @@ def test_greedy_search_beyond_four_dims(budget, tmp_path):
         assert result.evaluations <= budget and result.complete is False
     rec = result.recommendation
     assert rec.status == "ok"
-    if rec.whole_function is None:
-        hand = by_hand(
-            cases.five_dims, cases.make_five_dims, [FIVE_POINTS], tool_marking(rec, FIVE.locations)
-        )
-    else:
-        knobs = whole_function_by_hand(rec.whole_function, FIVE.sources, FIVE.locations)
-        hand = by_hand(
-            cases.five_dims, cases.make_five_dims, [FIVE_POINTS], knobs.pop("marking", {}), **knobs
-        )
-    assert_figures_match(rec, hand)
+    assert_figures_match(rec, _recommendation_by_hand(rec, FIVE))
     if budget is None:  # one symbol changes per call: every dim needs a mark, and greedy finds it
         assert rec.whole_function is None and len(rec.marks) == 5 and rec.compiles == 1
         unmarked = by_hand(cases.five_dims, cases.make_five_dims, [FIVE_POINTS], {})
@@ -606,23 +606,7 @@ def test_greedy_marks_the_dims_that_vary_together_as_one_group(tmp_path):
     for e in result.candidates:  # never a part of the group
         assert len(e.marks) in (0, 6), e.name
     rec = result.recommendation
-    if rec.whole_function is None:
-        hand = by_hand(
-            cases.six_following_s,
-            cases.make_six_following_s,
-            [SIX_POINTS],
-            tool_marking(rec, SIX.locations),
-        )
-    else:
-        knobs = whole_function_by_hand(rec.whole_function, SIX.sources, SIX.locations)
-        hand = by_hand(
-            cases.six_following_s,
-            cases.make_six_following_s,
-            [SIX_POINTS],
-            knobs.pop("marking", {}),
-            **knobs,
-        )
-    assert_figures_match(rec, hand)
+    assert_figures_match(rec, _recommendation_by_hand(rec, SIX))
     unmarked = by_hand(cases.six_following_s, cases.make_six_following_s, [SIX_POINTS], {})
     assert rec.compiles < unmarked.compiles
     assert result.evaluations <= 10  # unmarked, 4 whole-function, 2 group steps, the polish
