@@ -86,7 +86,8 @@ def test_a_stopped_search_in_the_table_says_what_was_not_tried():
     out = _cli("--time-limit", "0.001", "-q")
     assert out.returncode == 0, out.stderr
     assert out.stderr == ""
-    first = out.stdout.splitlines()[0] + " " + out.stdout.splitlines()[1]
+    # the header wraps where the config's path makes it long: compare words, not line breaks
+    first = " ".join(" ".join(out.stdout.splitlines()[:3]).split())
     assert f"1 of {PLANNED} candidates measured" in first
     assert "stopped by --time-limit 0.001 s" in first
     assert "not tried:" in out.stdout and "--time-limit 0 (no limit)" in out.stdout
