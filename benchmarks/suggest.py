@@ -11,7 +11,12 @@ OMP_NUM_THREADS=1, with a wrapper around recompile_probe.probe.run.probe that co
 runs of each command, the probe runs of each, and the ratios. No asserts: the figures depend on the
 machine.
 
-    .venv/bin/python benchmarks/suggest.py [--runs 3]
+    .venv/bin/python benchmarks/suggest.py [--runs 3] [--models] [--unbounded]
+
+Beside each `suggest`, `suggest --from-report` of a report the `run` beside it wrote (what reading
+its default and whole-function runs saves), and with `--unbounded` the greedy search over single
+dims with no time limit, once, on the greedy cases (is the grouped answer as good on the
+objective?).
 """
 
 from __future__ import annotations
@@ -31,8 +36,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 COUNTED = r"""
-import atexit, sys
+import atexit, os, sys
 from recompile_probe.probe import run as probe
+if os.environ.get("SUGGEST_PER_DIM"):  # the search before grouping: every dim its own group
+    from recompile_probe.commands.suggest import search
+    search.groups = lambda locations: [(i,) for i in range(len(locations))]
 calls = [0]
 real = probe.probe
 def counted(*args, **kwargs):
@@ -121,9 +129,10 @@ repeats: 5
 """
 
 
-def timed(args: list[str]) -> tuple[float, int, dict]:
-    """Wall seconds of one fresh process, its probe runs, and its JSON report."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+def timed(args: list[str], per_dim: bool = False) -> tuple[float, int, dict]:
+    """Wall seconds of one fresh process, its probe runs, and its JSON report. ``per_dim``: the
+    greedy search over single dims (no groups), as before grouping."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", **({"SUGGEST_PER_DIM": "1"} if per_dim else {})}
     start = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-c", COUNTED, *args], capture_output=True, text=True, env=env, cwd=ROOT
@@ -135,11 +144,32 @@ def timed(args: list[str]) -> tuple[float, int, dict]:
     return wall, int(runs[-1]) if runs else -1, json.loads(out.stdout)
 
 
-def measure(scenario: str, repeat: int) -> dict:
+def measure(scenario: str, repeat: int, unbounded: bool = False) -> dict:
     suggest = [timed(["suggest", scenario, "--format", "json", "-q"]) for _ in range(repeat)]
     run = [timed(["run", scenario, "--format", "json", "-q"]) for _ in range(repeat)]
+    saved = Path(scenario).with_suffix(".report.json")
+    saved.write_text(json.dumps(run[-1][2]))
+    reusing = [
+        timed(["suggest", scenario, "--from-report", str(saved), "--format", "json", "-q"])
+        for _ in range(repeat)
+    ]
     report = suggest[-1][2]
+    per_dim = (
+        timed(["suggest", scenario, "--format", "json", "-q", "--time-limit", "0"], per_dim=True)
+        if unbounded and report["search"] == "greedy"
+        else None
+    )
     return {
+        "reused": len(reusing[-1][2]["reused"]),
+        "from_report_s": statistics.median(w for w, _, _ in reusing),
+        "per_dim": None
+        if per_dim is None
+        else {
+            "s": per_dim[0],
+            "candidates": per_dim[2]["evaluations"],
+            "best": _objective(per_dim[2]["recommendation"]),
+        },
+        "best": _objective(report["recommendation"]),
         "search": report["search"],
         "dims": len(report["locations"]),
         "candidates": report["evaluations"],
@@ -154,11 +184,27 @@ def measure(scenario: str, repeat: int) -> dict:
     }
 
 
+def _objective(rec: dict | None) -> str:
+    """A recommendation on the objective: its name, compiles and guards."""
+    if rec is None:
+        return "none"
+    return (
+        f"{rec['name']}: {rec['compiles']} compiles, guards {rec['guard_count']}/"
+        f"{rec['shape_env_guard_count']}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="processes per command (median)")
     parser.add_argument(
         "--models", action="store_true", help="add the tiny Llama and GPT-2 generate() cases"
+    )
+    parser.add_argument(
+        "--unbounded",
+        action="store_true",
+        help="also run, once, the greedy search over single dims with no time limit (the "
+        "search before grouping) on the greedy cases, to compare recommendations",
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -166,13 +212,15 @@ def main() -> None:
         Path(tmp, "five.yaml").write_text(FIVE_YAML)
         rows = {
             "seed op (logprobs.yaml)": measure(str(ROOT / "configs" / "logprobs.yaml"), args.runs),
-            "five dims": measure(str(Path(tmp, "five.yaml")), args.runs),
+            "five dims": measure(str(Path(tmp, "five.yaml")), args.runs, args.unbounded),
         }
         if args.models:
             for name, source in MODELS.items():
                 Path(tmp, f"{name}.py").write_text(source)
                 Path(tmp, f"{name}.yaml").write_text(MODEL_YAML.format(name=name))
-                rows[f"tiny {name} generate()"] = measure(str(Path(tmp, f"{name}.yaml")), args.runs)
+                rows[f"tiny {name} generate()"] = measure(
+                    str(Path(tmp, f"{name}.yaml")), args.runs, args.unbounded
+                )
     head = (
         f"{'scenario':<24} {'search':<10} {'dims':>4} {'cand.':>5} {'runs: suggest':>13} "
         f"{'run':>4} {'ratio':>6} {'wall s: suggest':>15} {'run':>5} {'ratio':>6}"
@@ -190,9 +238,22 @@ def main() -> None:
         f"\nmedian of {args.runs} fresh processes per command, OMP_NUM_THREADS=1; runs = probe "
         "runs (one strategy or candidate over one sequence), counted around probe.probe"
     )
+    print(f"\n{'scenario':<24} {'read':>4} {'wall s: suggest --from-report':>29} {'/ run':>6}")
+    for name, r in rows.items():
+        print(
+            f"{name:<24} {r['reused']:>4} {r['from_report_s']:>29.1f} "
+            f"{r['from_report_s'] / r['run_s']:>6.1f}"
+        )
+    print("(read: candidates taken from the saved run report instead of measured)\n")
     for name, r in rows.items():
         said = ", ".join(f"{rec} ({n}x)" for rec, n in r["recommendations"].most_common())
-        print(f"{name}: recommended {said}")
+        print(f"{name}: recommended {said}; {r['best']}")
+        if r["per_dim"] is not None:
+            u = r["per_dim"]
+            print(
+                f"  per-dim greedy, no time limit: {u['candidates']} candidates, {u['s']:.1f} s "
+                f"({u['s'] / r['suggest_s']:.1f}x grouped): {u['best']}"
+            )
 
 
 if __name__ == "__main__":

@@ -260,6 +260,19 @@ def read_reports(path: Path) -> list:
     return reports_from_json(text, str(path))
 
 
+def read_report(path: Path) -> Any:
+    """One saved report for --from-report (a bundle from `check` names several: refused)."""
+    from ..errors import ReportError
+
+    reports = read_reports(path)
+    if len(reports) != 1:
+        raise ReportError(
+            f"{path}: holds {len(reports)} reports; --from-report reads one",
+            "Write one with `recompile-probe run SCENARIO -f json -o REPORT`.",
+        )
+    return reports[0]
+
+
 def emit_functions(
     report: Any, fmt: str, output: Path | None, to_stderr: bool, quiet: bool = False
 ) -> None:

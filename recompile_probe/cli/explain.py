@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import List, Optional
 
 import typer
 from rich.markup import escape
 
-from ..errors import ExitCode, ReportError, UsageError
-
-if TYPE_CHECKING:
-    from ..records.report import Report
+from ..errors import ExitCode, UsageError
 from .common import (
     DEBUG_OPTION,
     QUIET_OPTION,
@@ -24,7 +21,7 @@ from .common import (
     errors_to_exit,
     print_tlparse,
     progress,
-    read_reports,
+    read_report,
     term_width,
     trace_dir_arg,
     use_color,
@@ -174,14 +171,3 @@ def explain(
         if not report.complete:
             err.print("[bold red]interrupted[/]: this covers only the runs that finished.")
             raise typer.Exit(int(ExitCode.INTERRUPTED))
-
-
-def read_report(path: Path) -> Report:
-    """One saved report (a bundle from `check` names several scenarios: refused)."""
-    reports = read_reports(path)
-    if len(reports) != 1:
-        raise ReportError(
-            f"{path}: holds {len(reports)} reports; --from-report explains one",
-            "Write one with `recompile-probe run SCENARIO -f json -o REPORT`.",
-        )
-    return reports[0]

@@ -10,11 +10,21 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from rich.markup import escape
 
 from ..analysis.verdicts import plural
 from ..artefacts import Artefacts, append_step_summary
 from ..errors import UsageError
-from .common import DEBUG_OPTION, QUIET_OPTION, app, err, errors_to_exit, term_width, use_color
+from .common import (
+    DEBUG_OPTION,
+    QUIET_OPTION,
+    app,
+    err,
+    errors_to_exit,
+    read_report,
+    term_width,
+    use_color,
+)
 
 FORMATS = ("table", "json", "markdown")
 #: --time-limit's default, in seconds (docs/suggest.md says why ten minutes)
@@ -78,10 +88,18 @@ def suggest(
         "or auto = the cores). µs/call is then measured while other candidates run; a win on "
         "speed alone is confirmed sequentially before it counts.",
     ),
+    from_report: Optional[Path] = typer.Option(
+        None,
+        "--from-report",
+        help="A saved `run -f json` report of the scenario: its default and whole-function "
+        "runs are read, not measured again (where it ran them over the same sizes and backend). "
+        "The scenario is the file the report names unless SCENARIO is given.",
+    ),
     quiet: bool = QUIET_OPTION,
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
+        from ..commands.saved import scenario_of
         from ..commands.suggest.run import suggest as suggest_scenario
         from ..commands.suggest.write import write_into
         from ..execution.session import open_pool, parse_jobs
@@ -95,9 +113,17 @@ def suggest(
             raise UsageError(f"--format: expected {', '.join(FORMATS)}, got {fmt!r}")
         files = Artefacts({"output": output, "json": json_out, "markdown": markdown})
         files.check()
-        loaded = with_overrides(load(scenario), backend=backend)
+        saved = read_report(from_report) if from_report is not None else None
+        if saved is not None:
+            warnings: list[str] = []
+            base = scenario_of(saved, str(from_report), scenario, warnings, "suggest")
+            for line in warnings:
+                err.print(f"[yellow]warning:[/] {escape(line)}", soft_wrap=True)
+        else:
+            base = load(scenario)
+        loaded = with_overrides(base, backend=backend)
         # The built-in scenario has a path too (the package's configs/): never write into it.
-        if write and (scenario is None or loaded.path is None):
+        if write and (loaded.path is None or (scenario is None and saved is None)):
             raise UsageError(
                 "--write needs a scenario file",
                 "Copy the built-in scenario (configs/logprobs.yaml) and pass its path.",
@@ -116,6 +142,8 @@ def suggest(
                     on_plan=on_plan,
                     on_measured=on_measured,
                     on_phase=on_phase,
+                    saved=saved,
+                    saved_source=str(from_report) if from_report is not None else None,
                 )
         finally:
             if pool is not None:

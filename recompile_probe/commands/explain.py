@@ -15,14 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.explain import Explanation, explain
-from ..errors import ReportError, UsageError, did_you_mean
+from ..errors import UsageError, did_you_mean
 from ..records.order import ordered
 from ..records.report import Report
-from ..records.run import Run
 from ..scenario.model import Scenario
 from ..scenario.overrides import with_overrides
-from ..sizes.points import Point
 from ..strategies.advice import Arguments
+from .saved import run_points, scenario_of
 
 
 @dataclass(frozen=True)
@@ -102,7 +101,7 @@ def plan_report(
     """What `explain --from-report` reuses and what it must still run. ``scenario_path``: the
     scenario file, where it is not where the report says (moved). Torch-free."""
     warnings: list[str] = []
-    scenario = _scenario_of(report, source, scenario_path, warnings)
+    scenario = scenario_of(report, source, scenario_path, warnings, "explain")
     held = list(dict.fromkeys(r.strategy for r in report.runs))
     wanted = to_run(held, only, chosen)
     with_overrides(scenario, strategies=wanted)  # unknown names: the scenario's own error
@@ -130,47 +129,6 @@ def explain_planned(
     return _explained(report, plan.scenario, chosen, sequence, list(plan.warnings), saved=True)
 
 
-def _scenario_of(report: Report, source: str, given: Path | None, warnings: list[str]) -> Scenario:
-    from ..scenario.load import load
-
-    ref = report.scenario
-    path = str(given) if given is not None else ref.path
-    if path is None:
-        raise ReportError(
-            f"{source}: the report names no scenario file (scenario {ref.name!r} was built in "
-            f"code), and explaining needs its strategies",
-            "Pass the scenario file: explain SCENARIO --from-report REPORT.",
-        )
-    if not Path(path).is_file():
-        raise ReportError(
-            f"{source}: the scenario file the report was written from is gone: {path}",
-            "If it moved, pass it: explain SCENARIO --from-report REPORT; otherwise explain "
-            "(or run) the scenario again.",
-        )
-    scenario = load(path)
-    if scenario.name != ref.name:
-        raise ReportError(
-            f"{source}: the report is of scenario {ref.name!r}, but {path} is scenario "
-            f"{scenario.name!r}",
-            "Pass the scenario the report was written from.",
-        )
-    if ref.sha256 is None:
-        warnings.append(
-            f"{source} does not record the scenario file's sha256 (written by an older "
-            f"recompile-probe): cannot tell whether {path} changed since; its strategies "
-            f"are explained as the file reads now."
-        )
-    elif scenario.sha256 != ref.sha256:
-        raise ReportError(
-            f"{source}: the scenario file {path} changed since the report was written (its "
-            f"sha256 differs): the report's runs may not be of the strategies, sizes or target "
-            f"the file now names",
-            f"Write the report again (recompile-probe run {path} -f json -o REPORT), or explain "
-            f"without --from-report.",
-        )
-    return scenario
-
-
 def _with_missing(plan: FromReport, **run: Any) -> Report:
     """The plan's report with its missing runs run: at the report's sizes and backend, so they
     are measured like the saved ones."""
@@ -182,7 +140,7 @@ def _with_missing(plan: FromReport, **run: Any) -> Report:
         part = replace(
             plan.scenario,
             strategies=strategies,
-            points={r.sequence_name: _points(r) for r in saved},
+            points={r.sequence_name: run_points(r) for r in saved},
             backend=saved[0].backend,
         )
         parts.append(run_scenario(part, **run))
@@ -195,12 +153,6 @@ def _with_missing(plan: FromReport, **run: Any) -> Report:
         runs=ordered(runs, names, plan.wanted),
         complete=report.complete and all(p.complete for p in parts),
     )
-
-
-def _points(run: Run) -> tuple[Point, ...]:
-    if run.points:
-        return tuple(Point.of(p) for p in run.points)
-    return tuple(Point.batch(b) for b in run.sequence)
 
 
 # --- both -----------------------------------------------------------------------------------------

@@ -200,6 +200,10 @@ class Suggestion:
     skipped: tuple[str, ...] = ()
     #: wall-clock seconds of the whole search, set-up included
     elapsed_s: float | None = None
+    #: the saved `run` report (--from-report) whose runs were reused; None: everything measured
+    from_report: str | None = None
+    #: the candidates read from that report instead of measured (their names, as in candidates)
+    reused: tuple[str, ...] = ()
 
     @property
     def evaluations(self) -> int:
@@ -261,6 +265,8 @@ def to_json(s: Suggestion) -> str:
         "planned": s.planned,
         "skipped": list(s.skipped),
         "elapsed_s": s.elapsed_s,
+        "from_report": s.from_report,
+        "reused": list(s.reused),
         "recommendation": _recommendation(s.recommendation),
         "necessity": [n.as_dict() for n in s.necessity],
         "checks": None

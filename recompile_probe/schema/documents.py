@@ -330,7 +330,10 @@ def suggest_schema(strict: bool = False) -> dict[str, Any]:
             },
             "search": suggestion["search"],
             "budget": suggestion["budget"],
-            "evaluations": {"type": "integer", "description": "candidates measured"},
+            "evaluations": {
+                "type": "integer",
+                "description": "candidates measured (or read from --from-report: reused)",
+            },
             "optimal": suggestion["optimal"],
             "complete": suggestion["complete"],
             "time_limit": suggestion["time_limit"],
@@ -341,6 +344,8 @@ def suggest_schema(strict: bool = False) -> dict[str, Any]:
                 "items": {"type": "string", "enum": list(sug.PHASES)},
             },
             "elapsed_s": suggestion["elapsed_s"],
+            "from_report": suggestion["from_report"],
+            "reused": suggestion["reused"],
             "recommendation": {
                 **nullable({"$ref": "#/$defs/Recommendation"}),
                 "description": "null: no candidate ran",

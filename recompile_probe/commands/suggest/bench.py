@@ -1,6 +1,10 @@
 """Measuring candidates: the target loaded once, eager outputs once per sequence, a probe run per
 (candidate, sequence), on the worker pool where there is one. Each candidate is measured once.
 
+A saved `run` report (``reuse``) gives the candidates it already measured: the unmarked one
+(its `default` runs) and the whole-function strategies it ran over the same sequences, sizes and
+backend. Those are read back, not measured again, and count against no limit.
+
 Two limits stop the measuring: --budget (candidates) and --time-limit (seconds of wall clock since
 the command began). Both are checked before a candidate starts, never during one: a started
 candidate is finished, so every figure reported is a whole measurement, and the first candidate
@@ -75,6 +79,14 @@ class Bench:
         self.confirmations = 0
         #: wins on speed alone left unconfirmed because a limit stopped the measuring
         self.unconfirmed = 0
+        #: candidate key -> the saved report's runs of it (``reuse``), read instead of measured
+        self.saved: dict[Any, list[Run]] = {}
+        #: the candidates taken from the saved report, in the order the search asked for them
+        self.reused: list[str] = []
+
+    def reuse(self, runs: dict[Any, list[Run]]) -> None:
+        """Saved runs per candidate key: each must cover every sequence of the search."""
+        self.saved.update(runs)
 
     def measure(
         self,
@@ -88,8 +100,12 @@ class Bench:
     ) -> Evaluation:
         if key in self.measured:
             return self.measured[key]
-        self._may_start()
-        runs = self._probe_all(strategy, target)
+        if key in self.saved and target is None and not checks:
+            runs = self.saved[key]
+            self.reused.append(strategy.name)
+        else:
+            self._may_start()
+            runs = self._probe_all(strategy, target)
         evaluation = aggregate(strategy.name, marks, whole, runs, checks, cost)
         self.measured[key] = evaluation
         self.runs[strategy.name] = runs
@@ -117,16 +133,17 @@ class Bench:
         """Raises when a limit forbids starting another candidate."""
         if self._time_up():
             raise self._stop(TimeUp())
-        if self.budget is not None and len(self.measured) >= self.budget:
+        if self.budget is not None and len(self.measured) - len(self.reused) >= self.budget:
             raise self._stop(BudgetSpent())
         if self.measuring_since is None:
             self.measuring_since = time.monotonic()
 
     def per_candidate(self) -> float | None:
         """Seconds per measured candidate so far (confirmations included in the time)."""
-        if self.measuring_since is None or not self.measured:
+        probed = len(self.measured) - len(self.reused)
+        if self.measuring_since is None or probed < 1:
             return None
-        return (time.monotonic() - self.measuring_since) / len(self.measured)
+        return (time.monotonic() - self.measuring_since) / probed
 
     def _probe_all(self, strategy: Strategy, target: Any = None) -> list[Run]:
         """One probe run per sequence, in a fresh Dynamo state each (as `run` does)."""
@@ -161,6 +178,9 @@ class Bench:
         """Several candidates of the plain target: on the pool's workers when there is one (each
         a probe run per sequence, as inline), else one after the other. Stops at a limit."""
         todo = [w for w in dict((w[0], w) for w in wanted).values() if w[0] not in self.measured]
+        for w in [w for w in todo if w[0] in self.saved]:
+            self.measure(*w)
+        todo = [w for w in todo if w[0] not in self.saved]
         if self.pool is None or len(todo) < 2:
             for key, strategy, marks, whole, cost in todo:
                 self.measure(key, strategy, marks, whole, cost)
@@ -171,7 +191,11 @@ class Bench:
             size = len(todo) if self.time_limit is None else max(1, self.pool.size)
             while todo:
                 self._may_start()
-                room = len(todo) if self.budget is None else self.budget - len(self.measured)
+                room = (
+                    len(todo)
+                    if self.budget is None
+                    else self.budget - (len(self.measured) - len(self.reused))
+                )
                 batch, todo = todo[: min(size, room)], todo[min(size, room) :]
                 if len(batch) == 1:
                     self.measure(*batch[0])

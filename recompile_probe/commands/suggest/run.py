@@ -29,7 +29,7 @@ from typing import Any
 
 from ...errors import UsageError, did_you_mean
 from ...records.environment import current
-from ...records.report import ScenarioRef, Tool
+from ...records.report import Report, ScenarioRef, Tool
 from ...records.suggestion import Change, Evaluation, Necessity, Suggestion
 from ...scenario.model import Scenario
 from ...version import __version__
@@ -52,6 +52,7 @@ from .forms import (
     yaml_for,
 )
 from .objective import ranked
+from .reuse import saved_candidates
 from .search import EXHAUSTIVE_MAX, WHOLE_FUNCTION, Search
 
 
@@ -66,8 +67,12 @@ def suggest(
     on_measured: Callable[[Evaluation, int], None] | None = None,
     on_plan: Callable[[str, int | None], None] | None = None,
     on_phase: Callable[[str, int], None] | None = None,
+    saved: Report | None = None,
+    saved_source: str | None = None,
 ) -> Suggestion:
     """``time_limit``: seconds of wall clock, checked between candidates; None or 0: no limit.
+    ``saved``: a `run` report of this scenario (read from ``saved_source``) whose unmarked and
+    whole-function runs are reused instead of measured again (reuse.py says when they count).
     ``on_plan`` (search, planned) once, before the search (planned None: greedy, not known);
     ``on_measured`` (evaluation, measured so far) per candidate; ``on_phase`` (phase, at most
     how many more candidates it measures) as each phase after the search begins."""
@@ -86,6 +91,11 @@ def suggest(
         raise UsageError("--time-limit: seconds, 0 for no limit")
     limit = time_limit or None
     bench = Bench(scenario, sequences, budget, on_measured, pool, limit, started)
+    not_reused: list[str] = []
+    if saved is not None:
+        source = saved_source or "the report"
+        found, not_reused = saved_candidates(saved, source, scenario, sequences)
+        bench.reuse(found)
     locations, notes = discover(scenario, bench.target, sequences)
     search = Search(bench, locations)
     exhaustive = len(locations) <= EXHAUSTIVE_MAX
@@ -162,6 +172,8 @@ def suggest(
             env_note,
             yaml_for(best, free_name(scenario, strategy_name), bench.runs.get(best.name, [])),
         )
+    if saved is not None:
+        notes += (reuse_note(bench.reused, saved_source or "the report", not_reused),)
     if bench.confirmations:
         notes += (
             f"{bench.confirmations} confirmation runs: a win on µs/call alone over a "
@@ -219,4 +231,15 @@ def suggest(
         planned=planned,
         skipped=tuple(skips.phases),
         elapsed_s=round(elapsed, 1),
+        from_report=saved_source if saved is not None else None,
+        reused=tuple(bench.reused),
     )
+
+
+def reuse_note(reused: list[str], source: str, not_reused: list[str]) -> str:
+    said = (
+        f"{len(reused)} candidates read from {source}, not measured again: {', '.join(reused)}"
+        if reused
+        else f"nothing read from {source}: it holds none of the candidates' runs"
+    )
+    return said + "".join(f"; not reused: {why}" for why in not_reused)

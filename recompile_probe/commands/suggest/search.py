@@ -31,6 +31,16 @@ WHOLE_FUNCTION = ("dynamic_true", "unbacked_sources", "backed_size_oblivious", "
 EXHAUSTIVE_MAX = 4
 
 
+def unmarked_key() -> tuple:
+    """The measured-candidates key of the marking that marks nothing."""
+    return ("marks", frozenset())
+
+
+def whole_key(name: str) -> tuple:
+    """The measured-candidates key of a whole-function strategy."""
+    return ("whole", name)
+
+
 def label(marks: tuple[MarkChoice, ...]) -> str:
     if not marks:
         return "no marks"
@@ -99,7 +109,7 @@ class Search:
         # of the process: at equal figures, marking every dim (local, explicit) ranks first.
         extra = (
             [
-                (("whole", name), BUILTINS[name], (), name, len(self.locations) + 1)
+                (whole_key(name), BUILTINS[name], (), name, len(self.locations) + 1)
                 for name in WHOLE_FUNCTION
             ]
             if whole
