@@ -18,7 +18,7 @@ STATUSES = ("ok", "mismatch", "error", "unsupported")
 #: What can stop the measuring: --budget or --time-limit.
 STOPPED_BY = ("budget", "time_limit")
 #: The phases a limit can cut short (``Suggestion.skipped``).
-PHASES = ("search", "confirmation", "necessity", "checks", "environment")
+PHASES = ("search", "timing", "confirmation", "necessity", "checks", "environment")
 
 
 @dataclass(frozen=True)
@@ -204,6 +204,9 @@ class Suggestion:
     from_report: str | None = None
     #: the candidates read from that report instead of measured (their names, as in candidates)
     reused: tuple[str, ...] = ()
+    #: the candidates whose µs/call was measured: those tied for first before µs/call (the
+    #: others' is null, as no figure could change their rank), the forms and read ones aside
+    timed: tuple[str, ...] = ()
 
     @property
     def evaluations(self) -> int:
@@ -267,6 +270,7 @@ def to_json(s: Suggestion) -> str:
         "elapsed_s": s.elapsed_s,
         "from_report": s.from_report,
         "reused": list(s.reused),
+        "timed": list(s.timed),
         "recommendation": _recommendation(s.recommendation),
         "necessity": [n.as_dict() for n in s.necessity],
         "checks": None

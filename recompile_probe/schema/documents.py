@@ -346,6 +346,7 @@ def suggest_schema(strict: bool = False) -> dict[str, Any]:
             "elapsed_s": suggestion["elapsed_s"],
             "from_report": suggestion["from_report"],
             "reused": suggestion["reused"],
+            "timed": suggestion["timed"],
             "recommendation": {
                 **nullable({"$ref": "#/$defs/Recommendation"}),
                 "description": "null: no candidate ran",

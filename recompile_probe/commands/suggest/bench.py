@@ -1,6 +1,13 @@
 """Measuring candidates: the target loaded once, eager outputs once per sequence, a probe run per
 (candidate, sequence), on the worker pool where there is one. Each candidate is measured once.
 
+The search measures its candidates untimed: µs/call only decides between candidates that tie on
+everything before it (status, outputs, compiles, guards), so ``time_finalists`` times only those
+tied for first, each a probe run again with the scenario's timing, inline (never beside other
+candidates on the pool). The others keep µs/call n/a: no figure could change their rank. The
+forms measured for the recommendation (environment, torch._check lines) and confirmations are
+timed as they are measured.
+
 A saved `run` report (``reuse``) gives the candidates it already measured: the unmarked one
 (its `default` runs) and the whole-function strategies it ran over the same sequences, sizes and
 backend. Those are read back, not measured again, and count against no limit.
@@ -23,7 +30,10 @@ from ...records.suggestion import Evaluation, MarkChoice
 from ...scenario.model import Scenario
 from ...sizes.points import Point
 from ...strategies.model import Strategy
-from .objective import aggregate, primary
+from .objective import aggregate, primary, ranked
+
+#: the kinds of candidate key the search measures (untimed until they are finalists)
+SEARCHED = ("marks", "whole")
 
 
 class Stopped(Exception):
@@ -64,6 +74,10 @@ class Bench:
         self.stopped_by: str | None = None
         #: when the first candidate began (the set-up before it is no candidate's cost)
         self.measuring_since: float | None = None
+        #: what the search's candidates run as: the scenario untimed (see the module's docstring)
+        self.untimed = replace(scenario, repeats=0)
+        #: the finalists timed by ``time_finalists``, by name
+        self.finalists: list[str] = []
         self.target = loader.load(scenario)
         run.warm_up(
             scenario.backend, scenario.backend_mode, dict(scenario.backend_options or {}) or None
@@ -105,7 +119,7 @@ class Bench:
             self.reused.append(strategy.name)
         else:
             self._may_start()
-            runs = self._probe_all(strategy, target)
+            runs = self._probe_all(strategy, target, timed=key[0] not in SEARCHED)
         evaluation = aggregate(strategy.name, marks, whole, runs, checks, cost)
         self.measured[key] = evaluation
         self.runs[strategy.name] = runs
@@ -145,13 +159,41 @@ class Bench:
             return None
         return (time.monotonic() - self.measuring_since) / probed
 
-    def _probe_all(self, strategy: Strategy, target: Any = None) -> list[Run]:
+    def untimed_count(self) -> int:
+        """Competing candidates left without µs/call (a scenario untimed: every one)."""
+        return sum(e.steady_state_us is None for e in self.candidates())
+
+    def time_finalists(self) -> list[str]:
+        """Time the candidates tied for first before µs/call (see the module's docstring): each
+        probed again with timing, its evaluation replaced where the figures are the same (if a
+        re-run compiled differently, the worse of the two stands, untimed, as in ``again``)."""
+        order = ranked(self.candidates())
+        if not order or self.scenario.repeats == 0:
+            return []
+        top = primary(order[0])
+        for e in order:
+            if primary(e) != top or e.steady_state_us is not None or e.status != "ok":
+                continue
+            key = next(k for k, v in self.measured.items() if v.name == e.name)
+            strategy, target = self._strategies[key]
+            if self._time_up():  # not a new candidate (no budget), but time all the same
+                raise self._stop(TimeUp())
+            runs = self._probe_all(strategy, target)
+            fresh = aggregate(e.name, e.marks, e.whole_function, runs, e.checks, e.cost)
+            if primary(fresh) == primary(e):
+                self.measured[key], self.runs[e.name] = fresh, runs
+            else:
+                self.measured[key] = max((e, fresh), key=primary)
+            self.finalists.append(e.name)
+        return self.finalists
+
+    def _probe_all(self, strategy: Strategy, target: Any = None, timed: bool = True) -> list[Run]:
         """One probe run per sequence, in a fresh Dynamo state each (as `run` does)."""
         from ...probe.run import probe
 
         return [
             probe(
-                self.scenario,
+                self.scenario if timed else self.untimed,
                 target or self.target,
                 name,
                 points,
@@ -209,7 +251,7 @@ class Bench:
 
         # One scenario for the whole batch: a worker prepares it (target, eager outputs) once.
         variant = replace(
-            self.scenario,
+            self.untimed,
             custom_strategies={
                 **self.scenario.custom_strategies,
                 **{t[1].name: t[1] for t in todo},

@@ -112,6 +112,11 @@ def suggest(
         search.exhaustive() if exhaustive else search.greedy()
     except Stopped:
         skips.add("search", stop.search_sentence(exhaustive, planned, len(bench.candidates())))
+    phase("timing the finalists", 3)
+    try:
+        bench.time_finalists()
+    except Stopped:
+        skips.add("timing", stop.TIMING)
     env_first = None
     phase("environment form", 1)
     try:
@@ -172,6 +177,8 @@ def suggest(
             env_note,
             yaml_for(best, free_name(scenario, strategy_name), bench.runs.get(best.name, [])),
         )
+    if bench.finalists or bench.untimed_count():
+        notes += (timing_note(bench.finalists, bench.untimed_count()),)
     if saved is not None:
         notes += (reuse_note(bench.reused, saved_source or "the report", not_reused),)
     if bench.confirmations:
@@ -233,6 +240,15 @@ def suggest(
         elapsed_s=round(elapsed, 1),
         from_report=saved_source if saved is not None else None,
         reused=tuple(bench.reused),
+        timed=tuple(bench.finalists),
+    )
+
+
+def timing_note(finalists: list[str], untimed: int) -> str:
+    return (
+        f"µs/call measured for the {len(finalists)} tied for first on status, outputs, compiles "
+        f"and guards ({', '.join(finalists) or 'none'}); n/a for the other {untimed}: no "
+        "µs/call could change their rank"
     )
 
 

@@ -47,6 +47,10 @@ def necessity_sentence(measured: int, total: int) -> str:
     )
 
 
+TIMING = (
+    "not measured: µs/call of the candidates tied for first (they are ranked on the figures "
+    "after it: dims changed, unbacked marks)"
+)
 CONFIRMATION = (
     "not confirmed: a win on µs/call alone over a cheaper candidate (unconfirmed, it does not "
     "count: the cheaper candidate is recommended)"
