@@ -11,7 +11,7 @@ OMP_NUM_THREADS=1, with a wrapper around recompile_probe.probe.run.probe that co
 runs of each command, the probe runs of each, and the ratios. No asserts: the figures depend on the
 machine.
 
-    .venv/bin/python benchmarks/suggest.py [--runs 3] [--models] [--unbounded]
+    .venv/bin/python benchmarks/suggest.py [--runs 3] [--models] [--unbounded] [--jobs 2]
 
 Beside each `suggest`, `suggest --from-report` of a report the `run` beside it wrote (what reading
 its default and whole-function runs saves), and with `--unbounded` the greedy search over single
@@ -144,8 +144,16 @@ def timed(args: list[str], per_dim: bool = False) -> tuple[float, int, dict]:
     return wall, int(runs[-1]) if runs else -1, json.loads(out.stdout)
 
 
-def measure(scenario: str, repeat: int, unbounded: bool = False) -> dict:
+def measure(scenario: str, repeat: int, unbounded: bool = False, jobs: int = 1) -> dict:
     suggest = [timed(["suggest", scenario, "--format", "json", "-q"]) for _ in range(repeat)]
+    pooled = (
+        [
+            timed(["suggest", scenario, "--format", "json", "-q", "--jobs", str(jobs)])
+            for _ in range(repeat)
+        ]
+        if jobs > 1
+        else []
+    )
     run = [timed(["run", scenario, "--format", "json", "-q"]) for _ in range(repeat)]
     saved = Path(scenario).with_suffix(".report.json")
     saved.write_text(json.dumps(run[-1][2]))
@@ -160,6 +168,8 @@ def measure(scenario: str, repeat: int, unbounded: bool = False) -> dict:
         else None
     )
     return {
+        "jobs_s": statistics.median(w for w, _, _ in pooled) if pooled else None,
+        "jobs_best": _objective(pooled[-1][2]["recommendation"]) if pooled else None,
         "reused": len(reusing[-1][2]["reused"]),
         "from_report_s": statistics.median(w for w, _, _ in reusing),
         "per_dim": None
@@ -206,20 +216,28 @@ def main() -> None:
         help="also run, once, the greedy search over single dims with no time limit (the "
         "search before grouping) on the greedy cases, to compare recommendations",
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="also run suggest --jobs N (N worker processes) beside each plain suggest",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "five.py").write_text(FIVE)
         Path(tmp, "five.yaml").write_text(FIVE_YAML)
         rows = {
-            "seed op (logprobs.yaml)": measure(str(ROOT / "configs" / "logprobs.yaml"), args.runs),
-            "five dims": measure(str(Path(tmp, "five.yaml")), args.runs, args.unbounded),
+            "seed op (logprobs.yaml)": measure(
+                str(ROOT / "configs" / "logprobs.yaml"), args.runs, jobs=args.jobs
+            ),
+            "five dims": measure(str(Path(tmp, "five.yaml")), args.runs, args.unbounded, args.jobs),
         }
         if args.models:
             for name, source in MODELS.items():
                 Path(tmp, f"{name}.py").write_text(source)
                 Path(tmp, f"{name}.yaml").write_text(MODEL_YAML.format(name=name))
                 rows[f"tiny {name} generate()"] = measure(
-                    str(Path(tmp, f"{name}.yaml")), args.runs, args.unbounded
+                    str(Path(tmp, f"{name}.yaml")), args.runs, args.unbounded, args.jobs
                 )
     head = (
         f"{'scenario':<24} {'search':<10} {'dims':>4} {'cand.':>5} {'runs: suggest':>13} "
@@ -245,6 +263,13 @@ def main() -> None:
             f"{r['from_report_s'] / r['run_s']:>6.1f}"
         )
     print("(read: candidates taken from the saved run report instead of measured)\n")
+    if args.jobs > 1:
+        for name, r in rows.items():
+            print(
+                f"{name}: suggest --jobs {args.jobs} {r['jobs_s']:.1f} s vs {r['suggest_s']:.1f} s "
+                f"({r['jobs_s'] / r['suggest_s']:.2f}x): {r['jobs_best']}"
+            )
+        print()
     for name, r in rows.items():
         said = ", ".join(f"{rec} ({n}x)" for rec, n in r["recommendations"].most_common())
         print(f"{name}: recommended {said}; {r['best']}")
