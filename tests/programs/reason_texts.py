@@ -75,5 +75,15 @@ if __name__ == "__main__":
         counts["internal_error"] = None
     except AssertionError as e:
         counts["internal_error"] = str(e).splitlines()[0]
+    # Dynamo's own records, per function: recompiles (a recompile reason) and failed compiles
+    from torch._dynamo.utils import get_compilation_metrics
+
+    dynamo: dict = {}
+    for m in get_compilation_metrics():
+        mine = dynamo.setdefault(m.co_name, {"compiles": 0, "recompiles": 0, "failed": 0})
+        mine["compiles"] += 1
+        mine["recompiles"] += bool(m.recompile_reason)
+        mine["failed"] += m.fail_type is not None
+    counts["dynamo"] = dynamo
     print("COUNTS " + json.dumps(counts))
     sys.exit(0)
