@@ -201,12 +201,13 @@ def with_stacks(
     and role and gains the stack; a line without one takes the stack's."""
     if not stacks or not any(s and s.get("stack") for s in stacks):
         return found
-    out = list(found) + [None] * max(len(stacks) - len(found), 0)
+    out: list[dict | None] = list(found) + [None] * max(len(stacks) - len(found), 0)
     for i, stack in enumerate(stacks):
         frames = (stack or {}).get("stack")
-        if not frames:
+        if not stack or not frames:
             continue
-        out[i] = dict(stack) if out[i] is None else {**out[i], "stack": list(frames)}  # type: ignore[arg-type]
+        own = out[i]
+        out[i] = dict(stack) if own is None else {**own, "stack": list(frames)}
     return tuple(out)
 
 
