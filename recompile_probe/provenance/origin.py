@@ -239,3 +239,8 @@ def at(origin: dict | None) -> str:
     name = str(origin.get("file") or "?").replace("\\", "/").rsplit("/", 1)[-1]
     code = f" `{origin['code']}`" if origin.get("code") else ""
     return f"at {name}:{origin.get('line')}{code}{_ROLE_NOTE.get(origin.get('role') or '', '')}"
+
+
+def at_with_callers(origin: dict | None) -> str:
+    """``at()``, then its stack's callers (``called_from``) on the same line; '' when none."""
+    return "; ".join(part for part in (at(origin), *called_from(origin)) if part)
