@@ -13,6 +13,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from ..reasons.kinds import no_fix_why
 from ..records.run import Run
 from ..strategies.model import Strategy
 
@@ -32,6 +33,8 @@ class ErrorExplanation:
     #: sources' first: {source, value, reason, origin, compile_id}; () where none was read
     specialized: tuple[dict, ...]
     why: str  #: why this strategy cannot help, and what to do instead (advice, not measured)
+    #: torch_internal_error where torch raised its own assertion (reasons.kinds); else None
+    kind: str | None = None
 
 
 def _sources(message: str) -> tuple[str, ...]:
@@ -73,7 +76,10 @@ def explain_error(run: Run, strategy: Strategy | None = None) -> ErrorExplanatio
         cid,
         sources,
         specialized,
-        _why(error.type, name, sources, named or specs, run.specializations is None),
+        _why(error.type, name, sources, named or specs, run.specializations is None)
+        if error.kind is None
+        else no_fix_why(error.kind),
+        error.kind,
     )
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ..reasons import causes as causes_mod
-from ..reasons.kinds import remedy
-from ..reasons.parse import classify
-from ..reasons.text import failure_lines, resumed_from, strip_comment
+from ..reasons.kinds import INTERNAL, remedy
+from ..reasons.parse import classify, is_internal_error
+from ..reasons.text import failure_lines, mask_ids, resumed_from, strip_comment
 from ..records.compile_ids import compile_key
 from ..records.run import CompileEvent
 from ..records.watch import CauseCount, FunctionSummary, ReasonCount
@@ -47,11 +47,16 @@ def by_function(
     for key, group in groups.items():
         reasons: dict[tuple, int] = {}
         reason_origin: dict[tuple, dict] = {}
+        masked: set[str] = set()
         for e in group:
             if not e.recompile:
                 continue
             lines = failure_lines(e.reason)
-            text = strip_comment(lines[0].split(": ", 1)[-1]) if lines else (e.reason or "")
+            raw = strip_comment(lines[0].split(": ", 1)[-1]) if lines else (e.reason or "")
+            # object ids differ per backend callable, module or type: grouped without them
+            text = mask_ids(raw)
+            if text != raw:
+                masked.add(text)
             detail = classify(e.reason) if e.reason and not e.reason_kind else None
             kind = e.reason_kind or (detail.kind if detail is not None else None)
             reasons[(kind, text)] = reasons.get((kind, text), 0) + 1
@@ -96,7 +101,8 @@ def by_function(
                 shape_env_guard_count=latest.shape_env_guard_count if latest else None,
                 recompile_limit_hit=any(e.reason_kind == "recompile_limit_hit" for e in group),
                 reasons=tuple(
-                    ReasonCount(k, t, n, reason_origin.get((k, t))) for (k, t), n in reasons.items()
+                    ReasonCount(k, t, n, reason_origin.get((k, t)), t in masked)
+                    for (k, t), n in reasons.items()
                 ),
                 causes=cause_counts(group, extras, sharing.get(key)),
                 code_name=code_name if renamed else None,
@@ -106,9 +112,20 @@ def by_function(
                 shared_by=tuple(sharing.get(key) or ()),
                 shared_remedy=_shared_remedy(group) if key in sharing else None,
                 dynamo_graph_breaks=total("dynamo_graph_breaks"),
+                internal_errors=_internal_errors(group),
             )
         )
     return out
+
+
+def _internal_errors(events: list[CompileEvent]) -> tuple[ReasonCount, ...]:
+    """The failed compiles that were torch's own assertions, by message, counted."""
+    found: dict[str, int] = {}
+    for e in events:
+        if e.failed and is_internal_error(e.fail_reason):
+            text = f"{e.fail_type}: {e.fail_reason}"
+            found[text] = found.get(text, 0) + 1
+    return tuple(ReasonCount(INTERNAL, t, n) for t, n in found.items())
 
 
 def _merged(

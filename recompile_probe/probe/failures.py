@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..reasons.kinds import INTERNAL, INTERNAL_WORDS
+from ..reasons.parse import is_internal_error
 from ..records.run import RunError
 
 
@@ -33,4 +35,7 @@ def describe_error(exc: BaseException, call_index: int | None) -> RunError:
     )
     if bullet:
         message = f"{message} {bullet}"
+    if is_internal_error(message) or is_internal_error(str(root)):
+        # torch's own assertion: say so wherever the message is shown
+        return RunError(type(root).__name__, f"{INTERNAL_WORDS}: {message}", call_index, INTERNAL)
     return RunError(type(root).__name__, message, call_index)

@@ -9,7 +9,7 @@ from ..analysis.verdicts import too_noisy
 from ..provenance.attribution import LiveEvidence, reason_origins, refined
 from ..provenance.capture import Collector
 from ..provenance.graph_breaks import graph_breaks
-from ..provenance.origin import Origin
+from ..provenance.origin import Origin, with_stacks
 from ..reasons.text import failure_lines
 from ..records.compile_ids import frame_of, sort_key
 from ..records.run import CacheEntry, Call, CompileEvent, Run
@@ -167,7 +167,8 @@ def _reason_origins(event: CompileEvent, evidence: LiveEvidence) -> CompileEvent
     lines = failure_lines(event.reason)
     if not lines:
         return event
-    found = reason_origins(lines, evidence)
+    # Dynamo's user stack (read with the event) stays beside what the rule attributes
+    found = with_stacks(reason_origins(lines, evidence), event.reason_origins)
     kind, detail = refined(event.reason, event.reason_kind, event.reason_detail, found)
     return replace(event, reason_origins=found, reason_kind=kind, reason_detail=detail)
 

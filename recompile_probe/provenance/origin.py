@@ -20,6 +20,16 @@ FIRST_USE_MARK = "user code shown is first use of this value"
 
 
 @dataclass(frozen=True)
+class StackFrame:
+    """One user frame of the stack Dynamo wrote under a failing guard ("User stack trace")."""
+
+    file: str  #: the full path, as Dynamo printed it
+    line: int
+    function: str
+    code: str | None  #: the source line, stripped; None when torch did not print it
+
+
+@dataclass(frozen=True)
 class Origin:
     """A line of the user's code and what it did to the compile."""
 
@@ -30,9 +40,13 @@ class Origin:
     role: str  #: created | specialized | first_use | graph_break
     #: False: ``file`` is the short path torch printed (no or several candidate files matched)
     file_exact: bool = True
+    #: the user frames that led to the guard, outermost first, where Dynamo wrote them ("User
+    #: stack trace": an inlined helper's guard then names its caller's line too); () where it
+    #: did not, and then left out of the dict
+    stack: tuple[StackFrame, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "file": self.file,
             "line": self.line,
             "function": self.function,
@@ -40,6 +54,9 @@ class Origin:
             "role": self.role,
             "file_exact": self.file_exact,
         }
+        if self.stack:
+            out["stack"] = [dict(vars(f)) for f in self.stack]
+        return out
 
     def where(self) -> str:
         """``file.py:23`` (the base name; renderers add the code)."""
@@ -159,6 +176,61 @@ _ROLE_NOTE = {
 }
 
 
+def from_stack(frames: tuple[dict, ...] | list[dict]) -> dict | None:
+    """The origin dict of a guard whose only evidence is Dynamo's user stack: its innermost
+    frame (the line that made the guard), role ``created``, the whole stack kept."""
+    if not frames:
+        return None
+    inner = frames[-1]
+    return {
+        "file": inner["file"],
+        "line": inner["line"],
+        "function": inner["function"],
+        "code": inner.get("code"),
+        "role": "created",
+        "file_exact": True,
+        "stack": [dict(f) for f in frames],
+    }
+
+
+def with_stacks(
+    found: tuple[dict | None, ...], stacks: tuple[dict | None, ...] | None
+) -> tuple[dict | None, ...]:
+    """Origins (one per failing guard line) with the user stack Dynamo wrote for each line
+    (``stacks``: origins made by ``from_stack``, or None per line): an origin keeps its own line
+    and role and gains the stack; a line without one takes the stack's."""
+    if not stacks or not any(s and s.get("stack") for s in stacks):
+        return found
+    out: list[dict | None] = list(found) + [None] * max(len(stacks) - len(found), 0)
+    for i, stack in enumerate(stacks):
+        frames = (stack or {}).get("stack")
+        if not stack or not frames:
+            continue
+        own = out[i]
+        out[i] = dict(stack) if own is None else {**own, "stack": list(frames)}
+    return tuple(out)
+
+
+def called_from(origin: dict | None) -> list[str]:
+    """The other frames of an origin's stack, outermost first, each as ``called from
+    file.py:16 in outer `return helper(y, n)```: the callers of the guard's own line ([] where
+    there is no stack, or it has the guard's frame alone)."""
+    here = (_base((origin or {}).get("file")), (origin or {}).get("line"))
+    frames = (origin or {}).get("stack") or ()
+    callers = [f for f in frames if (_base(f.get("file")), f.get("line")) != here]
+    out = []
+    for f in callers:
+        code = f" `{f['code']}`" if f.get("code") else ""
+        out.append(
+            f"called from {_base(f.get('file'))}:{f.get('line')} in {f.get('function')}{code}"
+        )
+    return out
+
+
+def _base(path: object) -> str:
+    return str(path or "?").replace("\\", "/").rsplit("/", 1)[-1]
+
+
 def at(origin: dict | None) -> str:
     """``at file.py:23 `code``` for an origin dict (role noted unless it created the guard);
     '' when there is none."""
@@ -167,3 +239,8 @@ def at(origin: dict | None) -> str:
     name = str(origin.get("file") or "?").replace("\\", "/").rsplit("/", 1)[-1]
     code = f" `{origin['code']}`" if origin.get("code") else ""
     return f"at {name}:{origin.get('line')}{code}{_ROLE_NOTE.get(origin.get('role') or '', '')}"
+
+
+def at_with_callers(origin: dict | None) -> str:
+    """``at()``, then its stack's callers (``called_from``) on the same line; '' when none."""
+    return "; ".join(part for part in (at(origin), *called_from(origin)) if part)

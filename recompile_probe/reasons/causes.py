@@ -23,7 +23,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import parse
-from .text import entry_line, local_source, split_parts, strip_comment, strip_local_scope
+from .text import (
+    entry_line,
+    local_source,
+    mask_ids,
+    split_parts,
+    strip_comment,
+    strip_local_scope,
+)
 
 _LEN = re.compile(r"^len\((?P<src>.+)\)\s*==\s*(?P<value>\d+)$")
 
@@ -65,7 +72,8 @@ class Cause:
         if self.what in ("length", "value"):
             return (self.what, self.source)
         if self.rank in (SHAPE, UNKNOWN):
-            return (self.what, self.guards)
+            # object ids differ per backend callable or object: the same change without them
+            return (self.what, tuple(dict.fromkeys(mask_ids(g) for g in self.guards)))
         return (self.what, self.source, self.dim, self.before, self.after)
 
     def label(self) -> str:
@@ -89,7 +97,7 @@ class Cause:
             return f"len({src}) changed (was {self.before}): an optional argument came or went"
         if self.what == "value":
             return f"{src} changed (was {self.before})"
-        return self.guards[0] if self.guards else f"{self.what} of {src}"
+        return mask_ids(self.guards[0]) if self.guards else f"{self.what} of {src}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -144,7 +152,8 @@ def _reduce(entry: str | None, text: str) -> tuple[tuple, dict]:
         rank=rank,
     )
     if rank == SHAPE or rank == UNKNOWN:  # the expression itself is what changed
-        return (detail.what, body), fields
+        # ids differ per object (three new backend callables are one change)
+        return (detail.what, mask_ids(body)), fields
     if rank == VALUE:  # n == 3 on one entry, n == 4 on another: n changed
         return ("value", detail.source), fields
     return (detail.what, detail.source, detail.dim, detail.expected, detail.actual), fields

@@ -184,6 +184,29 @@ TABLE: Mapping[str, Kind] = MappingProxyType(
                 "pass the same arguments on every call (an optional one explicitly as None "
                 "rather than left out)",
             ),
+            Kind(
+                "tensor_aliasing",
+                "two tensor arguments were the same object in one call and distinct in another, "
+                'or the reverse: `a is b`, `Duplicate tensors found: ["a", "b"]`, '
+                "NO_TENSOR_ALIASING",
+                "Dynamo compiles aliased and distinct tensor arguments as different graphs (a "
+                "write through one must be seen through the other); marking dims cannot change "
+                "that.",
+                "pass distinct tensors on every call (x.clone() where one tensor would be passed "
+                "twice), or the same one twice on every call",
+            ),
+            Kind(
+                "torch_internal_error",
+                'torch raised an internal assertion ("Guard failed on the same frame it was '
+                'created"): a bug in torch, not in the code it compiles',
+                "torch raised an internal assertion; this is not your code. It comes from the "
+                "marking this strategy applies (e.g. a shape_id shared by tensors whose sizes "
+                "differ, sizes outside a mark's min/max): drop or correct that marking, and "
+                "report the assertion to PyTorch.",
+                "torch raised an internal assertion; this is not your code: drop or correct the "
+                "marking that triggers it (a shape_id shared by tensors whose sizes differ, sizes "
+                "outside a mark's min/max), and report it to PyTorch",
+            ),
         )
     }
 )
@@ -197,6 +220,10 @@ ISOLATE_RECOMPILES = (
 )
 
 KINDS = tuple(TABLE)
+
+#: the kind of torch's own assertions, and the words every report puts beside one
+INTERNAL = "torch_internal_error"
+INTERNAL_WORDS = "torch raised an internal assertion; this is not your code"
 
 
 def _isolates(kind: str | None, detail: Mapping | None) -> bool:

@@ -29,6 +29,23 @@ _ARGUMENTS = re.compile(r"^len\((?:L\[')?(?:args|kwargs)(?:'\])?\)$")
 #: an attribute of a value (``kwargs['cache'].layers[0].is_initialized``): an object's state
 _ATTRIBUTE = re.compile(r"[\w\]]\.[A-Za-z_]\w*(?:\[[^\]]*\])*$")
 _TYPE = re.compile(r"expected type of '(?P<name>[^']+)'.*found (?P<actual>.+)$")
+#: ``a is b``: an object-aliasing guard (the two sources must stay one object); torch 2.15 adds
+#: a user stack after it
+_ALIASED = re.compile(r"^(?P<a>[\w\[\]'\".]+) is (?P<b>[\w\[\]'\".]+)$")
+#: how releases word a failed NO_TENSOR_ALIASING guard (two sources must stay distinct):
+#: ``Duplicate tensors found: ["a", "b"]`` (2.13 lists the sources as a Python list's repr), and
+#: in torch 2.15 also the guard's name, with the sources it could no longer evaluate
+_NO_ALIASING = ("Duplicate tensors found", "NO_TENSOR_ALIASING")
+#: the sources a list's repr names: ``["a", "b"]`` (L['a'] once stripped to a), ``['a', 'b']``
+_QUOTED = (re.compile(r'"([^"]+)"'), re.compile(r"'([^']+)'"))
+#: torch's own assertions: the guards Dynamo just built reject the very frame they were built
+#: for (2.13, 2.15), a cache entry's guards failed at run time yet passed when Dynamo looked for
+#: the reason (a recompile reason in 2.13 and 2.15), and a C++ TORCH_INTERNAL_ASSERT
+INTERNAL_TEXTS = (
+    "Guard failed on the same frame it was created",
+    "Unexpected recompilation: runtime guards failed even though they passed",
+    "INTERNAL ASSERT FAILED",
+)
 
 
 @dataclass(frozen=True)
@@ -59,6 +76,32 @@ def parse_line(line: str) -> ReasonDetail:
     base: dict[str, Any] = {"entry": entry, "text": body}
     if body.startswith("BACKEND_MATCH"):
         return ReasonDetail("backend_change", "backend", **base)
+    if is_internal_error(body):
+        return ReasonDetail("torch_internal_error", "internal assertion", **base)
+    aliased = _ALIASED.match(body)
+    # a global alias (``G['F'] is G['torch'].nn.functional``: one module under two names) is
+    # not two arguments
+    if aliased and not body.startswith("G["):
+        return ReasonDetail(
+            "tensor_aliasing",
+            "aliasing",
+            local_source(aliased.group("a")),
+            expected=f"is {local_source(aliased.group('b'))}",
+            **base,
+        )
+    if body.startswith(_NO_ALIASING):
+        listed = body.partition(":")[2]
+        names = _QUOTED[0].findall(listed) or _QUOTED[1].findall(listed)
+        return ReasonDetail(
+            "tensor_aliasing",
+            "aliasing",
+            local_source(names[0]) if names else None,
+            expected="distinct tensors",
+            actual=(
+                "the same tensor: " + ", ".join(local_source(n) for n in names) if names else None
+            ),
+            **base,
+        )
 
     tensor = _TENSOR.match(body)
     if tensor:
@@ -197,6 +240,20 @@ _LIMIT = re.compile(r"recompile[ _]limit|cache[ _]size[ _]limit")
 #: The error a limit hit raises under fullgraph=True or fail_on_recompile_limit_hit, whose text
 #: says only "Hard failure due to fullgraph=True" (FailOnCacheLimitHit in older releases).
 _LIMIT_ERRORS = ("FailOnRecompileLimitHit", "FailOnCacheLimitHit")
+
+
+def is_internal_error(text: str | None) -> bool:
+    """Whether an error or guard text is one of torch's own assertions (INTERNAL_TEXTS)."""
+    return bool(text) and any(t in (text or "") for t in INTERNAL_TEXTS)
+
+
+def internal_error(fail_type: str | None, fail_reason: str | None) -> ReasonDetail | None:
+    """A failed compile that is torch's internal assertion, as a detail of kind
+    torch_internal_error (its text: the first line); None for any other failure."""
+    if not fail_type or not is_internal_error(fail_reason):
+        return None
+    first = next((ln.strip() for ln in (fail_reason or "").splitlines() if ln.strip()), "")
+    return ReasonDetail("torch_internal_error", "internal assertion", text=first)
 
 
 def is_recompile_limit(fail_type: str | None, fail_reason: str | None) -> bool:

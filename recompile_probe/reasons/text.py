@@ -94,3 +94,73 @@ def without_comments(reason: str) -> str:
     """A reason's lines without Dynamo's trailing source comments (tables show them so; the
     JSON keeps the raw text)."""
     return "\n".join(line.split("  #", 1)[0].rstrip() for line in reason.splitlines())
+
+
+#: the heading Dynamo writes under a guard whose user frames it kept (torch 2.13: int and global
+#: guards; 2.15 aliasing guards too), then ``  File "f.py", line 16, in outer`` and the code line
+#: per frame, outermost first
+STACK_HEAD = "User stack trace:"
+_FRAME = re.compile(r'^File "(?P<file>.+)", line (?P<line>\d+), in (?P<function>.+)$')
+
+
+def user_stacks(message: str | None) -> dict[tuple[str | None, str], tuple[dict, ...]]:
+    """The user stack Dynamo wrote under each failing guard of a recompile message (the
+    recompiles log prefixes every line with "- "; the metrics' ``recompile_reason`` does not):
+    (entry, guard without comment) -> frames {file, line, function, code}, outermost first.
+    Guards without a stack are left out; ``{}`` when none has one."""
+    out: dict[tuple[str | None, str], tuple[dict, ...]] = {}
+    current: tuple[str | None, str] | None = None
+    frames: list[dict] = []
+    in_stack = False
+
+    def close() -> None:
+        if current is not None and frames:
+            out[current] = tuple(frames)
+
+    for raw in (message or "").splitlines():
+        text = raw.strip()
+        if text.startswith("- "):
+            text = text[2:].strip()
+        if _ENTRY_LINE.match(text):
+            close()
+            entry, body = entry_line(text)
+            current, frames, in_stack = (entry, strip_comment(body)), [], False
+            continue
+        if text == STACK_HEAD:
+            in_stack = current is not None
+            continue
+        if not in_stack:
+            continue
+        frame = _FRAME.match(text)
+        if frame:
+            frames.append(
+                {
+                    "file": frame.group("file"),
+                    "line": int(frame.group("line")),
+                    "function": frame.group("function"),
+                    "code": None,
+                }
+            )
+        elif frames and frames[-1]["code"] is None and text:
+            frames[-1]["code"] = text
+        elif text:  # anything else ends the block
+            in_stack = False
+    close()
+    return out
+
+
+#: object ids in guard texts: ``(id=0x7f19e10d9850)`` (BACKEND_MATCH), the second argument of
+#: ``___check_obj_id(fn, 139715853130448)`` (ID_MATCH) and ``___check_type_id(o, 9428...)``
+#: (TYPE_MATCH): they differ per process and per object, so they cannot tell reasons apart
+_IDS = (
+    (re.compile(r"\(id=0x[0-9a-fA-F]+\)"), "(id=…)"),
+    (re.compile(r"(___check_(?:obj|type)_id\([^,]+, )\d+\)"), r"\1…)"),
+)
+
+
+def mask_ids(text: str) -> str:
+    """A guard text with its object ids replaced by ``…``: three BACKEND_MATCH failures of
+    three new backend callables read the same."""
+    for pattern, repl in _IDS:
+        text = pattern.sub(repl, text)
+    return text

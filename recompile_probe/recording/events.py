@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..provenance.origin import from_stack
 from ..reasons.causes import primary_line
-from ..reasons.parse import classify, is_recompile_limit
-from ..reasons.text import failure_lines, split_parts
+from ..reasons.parse import classify, internal_error, is_recompile_limit
+from ..reasons.text import entry_line, failure_lines, split_parts, strip_comment, user_stacks
 from ..records.compile_ids import frame_of
 from ..records.run import CompileEvent
 
@@ -51,7 +52,8 @@ def parse_header(text: str | None) -> Identity | None:
 def reason_lines(message: str | None) -> list[str]:
     """The guard failures of a recompile message, one "N/M: guard" line per rejecting entry.
 
-    Dynamo prefixes each failure with "- " (and its "User stack trace" lines too: dropped). With
+    Dynamo prefixes each failure with "- " (and its "User stack trace" lines too: dropped here,
+    read by ``reasons.text.user_stacks``). With
     ``recompiles_verbose`` it lists every failing guard of each entry; the first per entry is the
     one the plain log shows, so that is what is kept: the two settings give the same reason.
     """
@@ -98,6 +100,8 @@ class EventBuilder:
     _pending_by_identity: dict[Identity, str] = field(default_factory=dict)
     #: every failing guard of a logged message, keyed by its reason text (see ``failures``)
     _failures: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: the user stacks under a logged message's guards, keyed by its reason text
+    _stacks: dict[str, dict] = field(default_factory=dict)
 
     #: torch._dynamo.reset() calls seen so far in this stream (see ``reset``)
     resets: int = 0
@@ -112,6 +116,7 @@ class EventBuilder:
         self._pending.clear()
         self._pending_by_identity.clear()
         self._failures.clear()
+        self._stacks.clear()
 
     def reason_logged(self, message: str) -> None:
         """A recompiles (or recompiles_verbose) log message: held until its compile's record."""
@@ -121,6 +126,9 @@ class EventBuilder:
         every = tuple(all_failures(message))
         if every:
             self._failures[text] = every
+        stacks = user_stacks(message)
+        if stacks:
+            self._stacks[text] = stacks
         frames = {f for line in lines if (f := frame_of(line.split(":", 1)[0])) is not None}
         if len(frames) == 1:
             fid = frames.pop()
@@ -209,6 +217,14 @@ class EventBuilder:
         )
         if text is None and detail is not None:  # the recompile limit: no guard failed
             text = detail.text
+        stacks = (
+            (self._stacks.pop(text, None) if text else None)
+            or user_stacks(m.get("recompile_reason"))
+            or (user_stacks(fail_reason) if from_error is not None else {})
+        )
+        if failed and detail is None:
+            # torch's own assertion, e.g. on the first compile: a kind of its own
+            detail = internal_error(fail_type, fail_reason)
         time_us = m.get("dynamo_cumulative_compile_time_us")
         return CompileEvent(
             compile_id=cid,
@@ -232,6 +248,7 @@ class EventBuilder:
             graph_breaks=graph_breaks,
             failures=failures,
             resets=self.resets,
+            reason_origins=stack_origins(text, stacks) if recompile else None,
             closure_functions=closure_functions,
             dynamo_graph_breaks=dynamo_graph_breaks,
         )
@@ -278,6 +295,24 @@ class EventBuilder:
             resets=self.resets,
             dynamo_graph_breaks=0,
         )
+
+
+def stack_origins(reason: str | None, stacks: Mapping) -> tuple[dict | None, ...] | None:
+    """Per failing guard line of ``reason``, the origin its user stack gives (provenance's
+    ``from_stack``) or None; None where no line has a stack (``stacks``: from
+    ``reasons.text.user_stacks``). The attribution rule's origins are merged with these later."""
+    if not stacks or not reason:
+        return None
+    out = []
+    for line in failure_lines(reason):
+        entry, body = entry_line(line)
+        guard = strip_comment(body)
+        frames = stacks.get((entry, guard)) or next(
+            (f for (e, g), f in stacks.items() if e == entry and guard and g.startswith(guard)),
+            None,
+        )
+        out.append(from_stack(frames) if frames else None)
+    return tuple(out) if any(out) else None
 
 
 def _first_line(text: Any) -> str | None:

@@ -17,7 +17,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..analysis.functions import by_function
-from ..provenance.origin import at
+from ..provenance.origin import at_with_callers
 from ..reasons.causes import worth_showing
 from ..records.run import CompileEvent
 from ..records.watch import FunctionSummary
@@ -88,13 +88,13 @@ class Recording:
             if worth_showing(f.causes, len(f.reasons)):
                 lines.append("    causes (every failing guard, grouped by what changed):")
                 for c in costly:
-                    where = at(c.origin)
+                    where = at_with_callers(c.origin)
                     lines.append(
                         f"    * {c.label} (x{c.recompiles})" + (f"  {where}" if where else "")
                     )
                 lines.append("    first failing guard, as Dynamo logs it:")
             for r in f.reasons:
-                where = at(r.origin)
+                where = at_with_callers(r.origin)
                 lines.append(
                     f"    - {r.text}"
                     + (f" (x{r.count})" if r.count > 1 else "")

@@ -29,6 +29,7 @@ from ..provenance.attribution import LiveEvidence, reason_origins, refined
 from ..provenance.capture import Capture, Collector, capture
 from ..provenance.first_use import first_uses
 from ..provenance.graph_breaks import breaks_since, graph_break_mark, graph_breaks
+from ..provenance.origin import with_stacks
 from ..provenance.shape_env import CompileOrigins
 from ..reasons.text import failure_lines
 from ..records.compile_ids import compile_key
@@ -316,7 +317,8 @@ class Recorder:
             lambda c: self._origins.get(c) if c else None,
             lambda c: self._entry_first_uses(event, c),
         )
-        origins = reason_origins(lines, evidence)
+        # Dynamo's user stack (read with the event) stays beside what the rule attributes
+        origins = with_stacks(reason_origins(lines, evidence), event.reason_origins)
         if event.failures and cid is not None:  # every failing guard, for the causes' lines
             every = reason_origins(event.failures, evidence)
             if any(every):

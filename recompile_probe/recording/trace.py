@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..provenance.attribution import reason_origins, refined
+from ..provenance.origin import with_stacks
 from ..provenance.trace import TraceEvidence
 from ..reasons.text import failure_lines, split_parts
 from ..records.compile_ids import compile_key
@@ -161,7 +162,9 @@ def read(path: Path) -> TraceRead:
                     graph_breaks=breaks.get(cid, (0, 0))[1] if cid else None,
                 )
                 if event.recompile and event.reason:
-                    found = reason_origins(failure_lines(event.reason), where)
+                    found = with_stacks(
+                        reason_origins(failure_lines(event.reason), where), event.reason_origins
+                    )
                     kind, detail = refined(
                         event.reason, event.reason_kind, event.reason_detail, found
                     )

@@ -138,8 +138,13 @@ class CacheEntry:
 @dataclass(frozen=True)
 class RunError:
     type: str  #: exception class name (the root cause where Dynamo wraps one)
-    message: str  #: first line of the message
+    #: first line of the message; for a torch_internal_error, after the words "torch raised an
+    #: internal assertion; this is not your code: "
+    message: str
     call_index: int | None  #: the call that raised; None when the run failed before any call
+    #: torch_internal_error where it is one of torch's own assertions (reasons.kinds); None for
+    #: any other error
+    kind: str | None = None
 
 
 @dataclass(frozen=True)

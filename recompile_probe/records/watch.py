@@ -15,10 +15,13 @@ class ReasonCount:
     """A distinct recompile reason of one function, and how often it occurred."""
 
     kind: str | None
-    text: str  #: the first failing guard, comment stripped
+    text: str  #: the first failing guard, comment stripped (object ids masked: ``masked``)
     count: int
     #: the user line behind it (as CompileEvent.reason_origins), from its first occurrence
     origin: dict | None = None
+    #: object ids in ``text`` (BACKEND_MATCH's ``id=0x...``, ID_MATCH, TYPE_MATCH) were replaced
+    #: by ``…``, so that reasons differing only in them are one, counted in ``count``
+    masked: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,9 @@ class FunctionSummary:
     #: some out, e.g. a branch on a data-dependent value); ``graph_breaks`` is what was seen:
     #: Dynamo's graph-break list, and at least one per resume function compiled after a break
     dynamo_graph_breaks: int | None = None
+    #: its failed compiles that were torch's own assertions (kind torch_internal_error), by
+    #: message (the error's first line), counted
+    internal_errors: tuple[ReasonCount, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from ..analysis.explain import Explanation
 from ..analysis.notes import noise_note, slow_winner
 from ..analysis.sequence import moved, points_of, sequence_label, stepped, transitions
 from ..analysis.verdicts import best, verdict
-from ..provenance.origin import at
+from ..provenance.origin import at_with_callers
+from ..reasons.kinds import INTERNAL_WORDS
 from ..records.report import Report
 from ..records.suggestion import Suggestion
 from ..records.watch import WatchReport
@@ -203,13 +204,19 @@ def functions(report: WatchReport) -> str:
     for f in report.functions:
         for c in f.causes:
             if c.recompiles:
-                where = at(c.origin)
+                where = at_with_callers(c.origin)
                 out.append(
                     f"- `{f.function}`: cause of {c.recompiles}×: `{c.label}`"
                     + (f" ({where})" if where else "")
                 )
         for r in f.reasons:
-            out.append(f"- `{f.function}`: {r.count}× {r.kind or 'other'}: `{r.text}`")
+            where = at_with_callers(r.origin)
+            out.append(
+                f"- `{f.function}`: {r.count}× {r.kind or 'other'}: `{r.text}`"
+                + (f" ({where})" if where else "")
+            )
+        for e in f.internal_errors:
+            out.append(f"- `{f.function}`: {e.count}× failed: {INTERNAL_WORDS}: `{e.text}`")
     out += ["", fl.totals(report), ""]
     for p in fl.children(report):
         if not p.functions:

@@ -61,3 +61,75 @@ def test_explain_prints_the_marks_of_a_marks_strategy_and_they_work(tmp_path):
     # applied to the program, the change does what the run measured
     assert _applied(fix["change"], list(x["sequence"])) == fix["compiles"] == 1
     assert _applied([], list(x["sequence"])) == x["compiles"] == 2  # and without it, as default
+
+
+INLINED = """
+import torch
+
+
+def helper(y, n):
+    return y * n
+
+
+def outer(y, n):
+    return helper(y, n)
+
+
+def run(fn, B):
+    fn(torch.ones(3), B)
+"""
+INLINED_SCENARIO = """
+name: inlined
+target: inlined.py:outer
+driver: inlined.py:run
+dims:
+  B: {}
+sequences:
+  s: [{B: 3}, {B: 4}]
+strategies: [default]
+repeats: 0
+"""
+
+
+def test_explain_names_the_caller_of_an_inlined_helpers_guard(tmp_path):
+    # the int guard `n == 3` is made in helper; Dynamo's user stack (torch 2.13) also names the
+    # line of outer that called it: explain keeps it in the origin and prints it
+    (tmp_path / "inlined.py").write_text(INLINED)
+    path = tmp_path / "inlined.yaml"
+    path.write_text(INLINED_SCENARIO)
+    result = CliRunner().invoke(app, ["explain", str(path), "-q", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    (x,) = data["explanations"]
+    # the program's own count: outer compiled for n = 3, then again for n = 4
+    scope: dict = {}
+    exec((tmp_path / "inlined.py").read_text(), scope)  # noqa: S102 - the target, as written
+    counter = CompileCounter()
+    torch._dynamo.reset()
+    compiled = torch.compile(scope["outer"], backend=counter)
+    for n in (3, 4):
+        scope["run"](compiled, n)
+    torch._dynamo.reset()
+    assert x["compiles"] == counter.frame_count == 2
+    (recompile,) = x["recompile_reasons"]
+    origin = recompile["reason_origins"][0]
+    said = INLINED.splitlines()
+    if "stack" not in origin:  # a torch that writes no user stack under int guards
+        assert origin["function"] == "helper"
+        return
+    assert [(f["function"], f["code"]) for f in origin["stack"]] == [
+        ("outer", "return helper(y, n)"),
+        ("helper", "return y * n"),
+    ]
+    assert [said[f["line"] - 1].strip() for f in origin["stack"]] == [
+        "return helper(y, n)",
+        "return y * n",
+    ]
+    # and the text of the same report says so
+    saved = tmp_path / "report.json"
+    saved.write_text(json.dumps(data["report"]))
+    text = CliRunner().invoke(app, ["explain", "--from-report", str(saved)])
+    assert text.exit_code == 0, text.output
+    line = said.index("    return helper(y, n)") + 1
+    words = " ".join(text.stdout.split())  # wrapped at the terminal's width
+    assert f"called from inlined.py:{line} in outer `return helper(y, n)`" in words

@@ -545,8 +545,11 @@ def test_a_recorder_that_cannot_start_leaves_the_program_alone(tmp_path):
     )
     assert result.returncode == 3
     assert "ran with 0.0-stub" in result.stdout
-    assert "the recorder did not start" in result.stderr
-    assert "stub torch has no" in result.stderr
+    # the warning is wrapped at the terminal's width (torch 2.9.1's CI path broke it mid-phrase):
+    # compare by words
+    words = " ".join(result.stderr.split())
+    assert "the recorder did not start" in words
+    assert "stub torch has no" in words
 
 
 IMPORT_THEN_COMPILE = """

@@ -11,6 +11,7 @@ from ...analysis.fixes import Recompile
 from ...analysis.sequence import at_call, batch_only, call_point, named, run_points, sequence_label
 from ...analysis.shared import label as shared_label
 from ...analysis.verdicts import NOISE_RATIO, plural
+from ...provenance.origin import called_from
 from ...reasons.text import failure_lines
 from ...records.run import SHAPE_ENV, CacheEntry, Run
 from ...sizes.points import Point
@@ -133,7 +134,10 @@ def fold(line: str, indent: int, width: int = 100) -> list[str]:
 def under(origin: dict | None, indent: str = "      ", static: bool = False) -> list[str]:
     """The user line under a guard or reason line; nothing where it is unknown."""
     text = cells.origin(origin, 100 - len(indent), static)
-    return [] if text is None else [indent + text]
+    if text is None:
+        return []
+    # the callers Dynamo's user stack names (an inlined helper's guard: the caller's line too)
+    return [indent + text, *(f"{indent}  {line}" for line in called_from(origin))]
 
 
 #: added or removed guards a folded diff shows per sign; symbolic and tensor guards first

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from ...analysis.shared import label as shared_label
 from ...analysis.verdicts import plural
-from ...provenance.origin import at
+from ...provenance.origin import at, called_from
 from ...reasons.causes import worth_showing
+from ...reasons.kinds import INTERNAL_WORDS
 from ...reasons.text import strip_local_scope
 from ...records.watch import FunctionSummary, ProcessSummary, WatchReport
 from .. import cells
@@ -184,6 +185,7 @@ def reason_lines(f: FunctionSummary) -> list[str]:
             )
             if c.origin:
                 out.append(f"       {at(c.origin)}")
+                out += [f"         {line}" for line in called_from(c.origin)]
         for c in f.causes:
             if not c.recompiles:
                 out.append(f"    also failed in {plural(c.seen_in, 'recompile')}: {c.label}")
@@ -193,6 +195,7 @@ def reason_lines(f: FunctionSummary) -> list[str]:
         out.append(f"{pad}{r.count}× [{r.kind or 'other'}] {r.text}")
         if r.origin:
             out.append(f"{pad}   {at(r.origin)}")
+            out += [f"{pad}     {line}" for line in called_from(r.origin)]
     return out
 
 
@@ -208,6 +211,9 @@ def line_notes(f: FunctionSummary) -> list[str]:
         line = at(plain_origin(sp.get("origin"))) or "at an unknown line"
         src = str(sp.get("source"))
         out.append(f"  {strip_local_scope(src)} specialized to {sp.get('value')} {line}")
+    for e in f.internal_errors:
+        failed = plural(e.count, "failed compile")
+        out.append(f"  {failed}: {INTERNAL_WORDS} ({e.text})")
     return [f"{f.function} ({where(f)})", *out] if out else []
 
 
