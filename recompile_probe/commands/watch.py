@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.functions import by_function, matches
+from ..analysis.ranks import divergences, rank_of
 from ..errors import UsageError
 from ..recording.watch_child import ENV_OUT, STREAM_PREFIX
 from ..records.compile_ids import compile_key
@@ -161,6 +162,12 @@ def report(command: list[str], outcome: Outcome, pattern: str | None = None) -> 
         )
     processes.sort(key=lambda p: (not p.main, p.pid))
     main = processes[0]
+    ranks = _ranks(processes)
+    knobs = [
+        k
+        for p in ranks.values()
+        for k in _final(outcome.streams.get(p.pid, ())).get("collective_knobs") or ()
+    ]
     return WatchReport(
         Tool("recompile-probe", __version__),
         _environment(outcome),
@@ -170,7 +177,37 @@ def report(command: list[str], outcome: Outcome, pattern: str | None = None) -> 
         outcome.code,
         outcome.interrupted,
         processes=tuple(processes),
+        rank_divergence=(
+            divergences(
+                {r: p.functions for r, p in ranks.items()},
+                {r: p.events for r, p in ranks.items()},
+            )
+            if len(ranks) > 1
+            else None
+        ),
+        ranks_compared=tuple(sorted(ranks)) if len(ranks) > 1 else (),
+        collective_knobs=tuple(dict.fromkeys(knobs)) if len(ranks) > 1 else None,
     )
+
+
+def _ranks(processes: list[ProcessSummary]) -> dict[int, ProcessSummary]:
+    """Each rank's process. A process a rank started inherits its RANK (an inductor compile
+    worker, a subprocess): the rank is the outermost process of that role, the one whose parent
+    is not of it."""
+    by_pid = {p.pid: p for p in processes}
+    out: dict[int, ProcessSummary] = {}
+    for p in processes:
+        rank = rank_of(p.role)
+        parent = by_pid.get(p.ppid) if p.ppid is not None else None
+        if rank is None or (parent is not None and rank_of(parent.role) == rank):
+            continue
+        if rank not in out or (p.events and not out[rank].events):
+            out[rank] = p
+    return out
+
+
+def _final(lines: Any) -> dict:
+    return next((line["final"] for line in reversed(list(lines)) if "final" in line), None) or {}
 
 
 def _environment(outcome: Outcome) -> Environment:
