@@ -8,6 +8,7 @@ and always reads back what was recorded.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,24 +93,61 @@ class Outcome:
         return out
 
 
+def prepare(folder: Path, env: dict[str, str]) -> Path:
+    """Make every Python process started with ``env`` record (the sitecustomize in
+    ``folder``/boot); returns the folder their streams go to (read_streams reads it)."""
+    boot = folder / "boot"
+    boot.mkdir()
+    out = folder / "streams"
+    out.mkdir()
+    package_parent = str(Path(__file__).resolve().parent.parent.parent)
+    (boot / "sitecustomize.py").write_text(
+        SITECUSTOMIZE.format(
+            package_parent=package_parent, here=str(boot), env_out=ENV_OUT, prefix=STREAM_PREFIX
+        )
+    )
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(boot)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
+    env[ENV_OUT] = str(out)
+    return out
+
+
+class Watched:
+    """What children_watched saw, once its block is over."""
+
+    report: WatchReport | None = None
+
+
+@contextlib.contextmanager
+def children_watched(label: str) -> Iterator[Watched]:
+    """Every Python process started inside the block (ranks from torch.multiprocessing.spawn
+    or a torchrun subprocess, spawned workers) records as under watch; ``.report`` holds their
+    sections (and the rank comparison) afterwards. This process's own compiles are not in it,
+    nor forked children's (they inherit no recorder from a process that has none)."""
+    names = ("PYTHONPATH", ENV_OUT)
+    saved = {k: os.environ.get(k) for k in names}
+    watched = Watched()
+    with tempfile.TemporaryDirectory(prefix="recompile-probe-watch-") as tmp:
+        env = dict(os.environ)
+        out = prepare(Path(tmp), env)
+        os.environ.update({k: env[k] for k in names})
+        try:
+            yield watched
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+            watched.report = report([label], Outcome(0, False, os.getpid(), read_streams(out)))
+
+
 def run(command: list[str], trace_dir: str | None = None) -> Outcome:
     argv = resolve(command)
     with tempfile.TemporaryDirectory(prefix="recompile-probe-watch-") as tmp:
-        boot = Path(tmp, "boot")
-        boot.mkdir()
-        out = Path(tmp, "streams")
-        out.mkdir()
-        package_parent = str(Path(__file__).resolve().parent.parent.parent)
-        (boot / "sitecustomize.py").write_text(
-            SITECUSTOMIZE.format(
-                package_parent=package_parent, here=str(boot), env_out=ENV_OUT, prefix=STREAM_PREFIX
-            )
-        )
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(boot)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
-        )
-        env[ENV_OUT] = str(out)
+        out = prepare(Path(tmp), env)
         if trace_dir is not None:
             env["TORCH_TRACE"] = trace_dir
         interrupted = False
