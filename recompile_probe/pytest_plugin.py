@@ -191,9 +191,7 @@ def _rank_figures(item: pytest.Item, report: Any, figures: dict) -> list[str]:
     from .render.lines import ranks as rank_lines
 
     divs = report.rank_divergence
-    figures["rank_divergence"] = (
-        None if divs is None else [dataclasses.asdict(d) for d in divs]
-    )
+    figures["rank_divergence"] = None if divs is None else [dataclasses.asdict(d) for d in divs]
     figures["ranks_compared"] = list(report.ranks_compared)
     if divs is None:
         item.user_properties.append(("rank_divergence", "fewer than two ranks seen"))

@@ -4,6 +4,7 @@ compiling alike."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import torch
 
@@ -32,7 +33,7 @@ def collective_knobs() -> tuple[str, ...]:
     """The knobs of COLLECTIVE_KNOBS this torch has, by their dotted names."""
     found = []
     for module, attr in COLLECTIVE_KNOBS:
-        owner = torch
+        owner: Any = torch
         for part in module.split(".")[1:]:
             owner = getattr(owner, part, None)
             if owner is None:

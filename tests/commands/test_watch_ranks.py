@@ -76,6 +76,15 @@ def same(tmp_path_factory):
     return tmp, result, report
 
 
+def _schema_errors(report: dict) -> list[str]:
+    import jsonschema
+
+    from recompile_probe.schema.documents import watch_schema
+
+    found = jsonschema.Draft202012Validator(watch_schema(strict=True)).iter_errors(report)
+    return [f"{list(e.absolute_path)}: {e.message}" for e in found]
+
+
 def _ranks(report: dict) -> dict[int, dict]:
     return {
         int(p["role"].split()[1]): {f["function"]: f for f in p["functions"]}
@@ -140,6 +149,7 @@ def test_watch_torchrun_finds_the_ranks_that_part(diverge):
     _check_against_truth(report, truth)
     _check_divergence(report["rank_divergence"], truth)
     assert report["ranks_compared"] == [0, 1]
+    assert _schema_errors(report) == []
     # the knobs this torch has, named as advice
     import torch
 
@@ -177,6 +187,7 @@ def test_summarize_of_per_rank_traces(diverge):
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())
     _check_divergence(report["rank_divergence"], _truth(tmp))
+    assert _schema_errors(report) == []
     # the trace and the live recorder saw the same compiles
     assert [d["first"]["compile_id"] for d in report["rank_divergence"]] == [
         d["first"]["compile_id"] for d in watched["rank_divergence"]

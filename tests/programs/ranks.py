@@ -43,9 +43,8 @@ def limited(x):
 def _limited():
     if "recompile_limit" in inspect.signature(torch.compile).parameters:
         return torch.compile(limited, backend="eager", dynamic=False, recompile_limit=LIMIT)
-    name = (
-        "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
-    )
+    config = torch._dynamo.config
+    name = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
     setattr(torch._dynamo.config, name, LIMIT)
     return torch.compile(limited, backend="eager", dynamic=False)
 
