@@ -16,9 +16,10 @@ HEADERS = ("function", "where", "rank", "compiles", "recompiles", "failed", "lim
 #: what each knob does, written once (advice: nothing here runs them)
 KNOB_HELP = {
     "torch._dynamo.config.enable_compiler_collectives": (
-        "torch._dynamo.config.enable_compiler_collectives = True: the ranks share what they "
-        "learn while compiling (automatic-dynamic sizes), so a size that changes on one rank "
-        "makes every rank compile the same dynamic graph"
+        "torch._dynamo.config.enable_compiler_collectives = True (TORCH_COMPILER_COLLECTIVES=1): "
+        "ranks compiling together compare their input sizes, and a size that differs across "
+        "ranks is compiled dynamic on every rank (all ranks must compile at the same time: "
+        "SPMD programs only, it hangs otherwise)"
     ),
     "torch.compiler.set_enable_guard_collectives": (
         "torch.compiler.set_enable_guard_collectives(True): a collective at every entry into "
