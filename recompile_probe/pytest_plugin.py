@@ -6,7 +6,11 @@
             sampler(*make_inputs(b))
 
 Markers: ``max_recompiles(n)``, ``max_compiles(n)``; ``reset=True`` on either calls
-torch._dynamo.reset() first, so earlier tests cannot have warmed the cache. The fixture
+torch._dynamo.reset() first, so earlier tests cannot have warmed the cache.
+``fail_on_rank_divergence``: a distributed test fails when the ranks it starts (spawned, or a
+torchrun subprocess: every Python process started during the test records, as under watch)
+compile some function differently; the comparison goes to --recompile-report and the JUnit
+properties. The fixture
 ``recompile_recorder`` yields the live Recording. ``--recompile-report FILE`` writes each test's
 figures as JSON. Loading the plugin imports no torch.
 
@@ -21,6 +25,7 @@ Dynamo and computes its own eager reference), so pytest-xdist may spread them an
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fnmatch
 import json
@@ -31,6 +36,7 @@ from typing import Any
 import pytest
 
 MARKERS = {"max_recompiles": "recompiles", "max_compiles": "compiles"}
+RANKS_MARKER = "fail_on_rank_divergence"
 SCENARIO_PATTERNS = ["recompile_*.yaml", "recompile_*.yml"]
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 
@@ -77,6 +83,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "recompile_probe: a scenario run collected from a "
         "scenario file (select with -m recompile_probe)",
+    )
+    config.addinivalue_line(
+        "markers",
+        f"{RANKS_MARKER}: fail the test when the ranks it starts (torch.multiprocessing.spawn, "
+        "a torchrun subprocess) compile some function differently",
     )
     config._recompile_results = []  # type: ignore[attr-defined]
     config._recompile_markers = set()  # type: ignore[attr-defined]
@@ -129,7 +140,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
         yield
         return
     limits, reset = _limits(item)
-    if not limits and item.config.getoption("recompile_report") is None:
+    ranks = item.get_closest_marker(RANKS_MARKER) is not None
+    if not limits and not ranks and item.config.getoption("recompile_report") is None:
         yield
         return
     from .recording.record import record
@@ -138,9 +150,19 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
         import torch
 
         torch._dynamo.reset()
-    with record() as recording:
-        outcome = yield
-    _keep(item, {"nodeid": item.nodeid, **recording.to_dict()})
+    with contextlib.ExitStack() as stack:
+        watched = None
+        if ranks:
+            from .commands.watch import children_watched
+
+            watched = stack.enter_context(children_watched(item.nodeid))
+        with record() as recording:
+            outcome = yield
+    figures = {"nodeid": item.nodeid, **recording.to_dict()}
+    diverged: list[str] = []
+    if watched is not None and watched.report is not None:
+        diverged = _rank_figures(item, watched.report, figures)
+    _keep(item, figures)
     if outcome.excinfo is not None:
         return  # the test failed on its own: that failure is the one to show
     broken = [
@@ -148,8 +170,12 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
         for name, limit in limits.items()
         if getattr(recording, MARKERS[name]) > limit
     ]
+    message = ""
     if broken:
         message = "torch.compile budget exceeded: " + "; ".join(broken) + "\n" + recording.explain()
+    if diverged:
+        message += "\n".join(diverged) + "\n"
+    if message:
         try:
             pytest.fail(message, pytrace=False)
         except pytest.fail.Exception as exc:
@@ -157,6 +183,26 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
                 outcome.force_exception(exc)
             else:  # pluggy < 1.1
                 raise
+
+
+def _rank_figures(item: pytest.Item, report: Any, figures: dict) -> list[str]:
+    """The ranks' comparison into the test's figures (--recompile-report) and its JUnit
+    properties; the failure lines where they compiled differently."""
+    from .render.lines import ranks as rank_lines
+
+    divs = report.rank_divergence
+    figures["rank_divergence"] = None if divs is None else [dataclasses.asdict(d) for d in divs]
+    figures["ranks_compared"] = list(report.ranks_compared)
+    if divs is None:
+        item.user_properties.append(("rank_divergence", "fewer than two ranks seen"))
+        return []
+    item.user_properties.append(("rank_divergence", json.dumps(figures["rank_divergence"])))
+    if not divs:
+        return []
+    return [
+        f"{RANKS_MARKER}: {rank_lines.heading(report)}",
+        *(f"  {line}" for d in divs for line in rank_lines.parting(d)),
+    ]
 
 
 def _keep(item: pytest.Item, figures: dict) -> None:

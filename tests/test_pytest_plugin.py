@@ -290,3 +290,52 @@ def _comparable(run):
     from recompile_probe.records.comparable import comparable
 
     return comparable(asdict(run))
+
+
+def test_rank_divergence_marker_fails_a_distributed_test(pytester, tmp_path):
+    """Ranks started by torch.multiprocessing.spawn (no RANK variable: told by their process
+    group) from a subprocess of the test; each rank's figures against its own metrics."""
+    from helpers import PROGRAMS
+
+    program = PROGRAMS / "ranks.py"
+    pytester.makepyfile(
+        f"""
+import subprocess, sys
+import pytest
+
+@pytest.mark.fail_on_rank_divergence
+def test_two_ranks():
+    subprocess.run([sys.executable, {str(program)!r}, "spawn", {str(tmp_path)!r}], check=True)
+
+@pytest.mark.fail_on_rank_divergence
+def test_not_distributed():
+    assert True
+"""
+    )
+    report, junit = tmp_path / "recompiles.json", tmp_path / "junit.xml"
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", f"--recompile-report={report}", f"--junitxml={junit}"
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*fail_on_rank_divergence: Ranks that compiled differently: 2 functions differ*",
+            "*first parting: rank 1*static_size_change*",
+            "*risk: rank 1 recompiled `step`*",
+        ]
+    )
+    tests = {t["nodeid"].split("::")[1]: t for t in json.loads(report.read_text())["tests"]}
+    assert tests["test_not_distributed"]["rank_divergence"] is None
+    divs = {d["function"]: d for d in tests["test_two_ranks"]["rank_divergence"]}
+    assert set(divs) == {"step", "limited"}
+    for rank in (0, 1):
+        truth = json.loads((tmp_path / f"truth_rank_{rank}.json").read_text())
+        for name, d in divs.items():
+            fig = d["by_rank"][str(rank)]
+            assert (fig["compiles"], fig["failed"]) == (
+                truth[name]["compiles"],
+                truth[name]["failed"],
+            )
+            assert fig["recompile_limit_hit"] == (truth[name]["limit_hit"] > 0)
+    xml = junit.read_text()
+    assert 'name="rank_divergence"' in xml and "rank 1 recompiled `step`" in xml

@@ -313,6 +313,32 @@ def over_budget(report: Any, max_recompiles: int | None) -> bool:
     return False
 
 
+def rank_gate(report: Any, fail_on_divergence: bool) -> bool:
+    """--fail-on-rank-divergence: True (and the summary on stderr) when ranks compiled
+    differently; a note when there was no second rank to compare."""
+    if not fail_on_divergence:
+        return False
+    from rich.markup import escape
+
+    from ..render.lines import ranks
+
+    if report.rank_divergence is None:
+        err.print(
+            "--fail-on-rank-divergence: fewer than two ranks were seen, nothing to compare "
+            "(a rank is a process with RANK set, or in a torch.distributed process group)"
+        )
+        return False
+    if not report.rank_divergence:
+        return False
+    err.print(
+        f"[bold red]--fail-on-rank-divergence:[/] {escape(ranks.heading(report) or '')}",
+        soft_wrap=True,
+    )
+    for line in ranks.gate_summary(report):
+        err.print(f"  {escape(line)}", soft_wrap=True)
+    return True
+
+
 def functions_format(fmt: str) -> None:
     if fmt not in ("table", "json", "markdown", "html"):
         raise UsageError(f"--format: expected table, json, markdown or html, got {fmt!r}")

@@ -8,13 +8,21 @@ from typing import Optional
 import typer
 
 from ..errors import ExitCode
-from .common import DEBUG_OPTION, app, emit_functions, errors_to_exit, functions_format, over_budget
+from .common import (
+    DEBUG_OPTION,
+    app,
+    emit_functions,
+    errors_to_exit,
+    functions_format,
+    over_budget,
+    rank_gate,
+)
 
 
 @app.command(
     help="Summarise TORCH_TRACE structured logs written by any run (TORCH_TRACE=dir "
-    "python ..., several ranks allowed) into the same per-function table as `watch`. "
-    "No torch needed."
+    "python ..., several ranks allowed) into the same per-function table as `watch`; "
+    "per-rank traces are compared: functions the ranks compiled differently. No torch needed."
 )
 def summarize(
     trace: Path = typer.Argument(..., help="A trace directory or one trace file."),
@@ -24,6 +32,13 @@ def summarize(
     max_recompiles: Optional[int] = typer.Option(
         None, "--max-recompiles", min=0, help="Exit 1 when the traces hold more recompiles."
     ),
+    fail_on_rank_divergence: bool = typer.Option(
+        False,
+        "--fail-on-rank-divergence",
+        help="Exit 1 when the per-rank traces (rank from each file's records or its "
+        "name, dedicated_log_torch_trace_rank_N_*.log) show a function compiled differently "
+        "between ranks.",
+    ),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
@@ -32,5 +47,6 @@ def summarize(
         functions_format(fmt)
         report = summarize_traces(trace, pattern)
         emit_functions(report, fmt, output, to_stderr=False)
-        if over_budget(report, max_recompiles):
+        budget = over_budget(report, max_recompiles)
+        if rank_gate(report, fail_on_rank_divergence) or budget:
             raise typer.Exit(int(ExitCode.BUDGET))

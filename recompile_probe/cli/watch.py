@@ -15,6 +15,7 @@ from .common import (
     errors_to_exit,
     functions_format,
     over_budget,
+    rank_gate,
     trace_dir_arg,
     writable,
 )
@@ -26,8 +27,11 @@ from .common import (
     "guards and the distinct recompile reasons.\n\n"
     "Usage: recompile-probe watch [OPTIONS] -- python SCRIPT.py ARGS... (also python -m "
     "MODULE, and pytest ARGS). The program keeps its argv, stdin, stdout and exit code; the "
-    "report goes to stderr (or --output). Exit: the program's code, or 1 when "
-    "--max-recompiles is exceeded.",
+    "report goes to stderr (or --output). With ranks (torchrun, torch.distributed.run, "
+    "torch.multiprocessing.spawn) the report compares them: functions the ranks compiled "
+    "differently. Exit: the program's code, or 1 when --max-recompiles is exceeded, or when "
+    "--fail-on-rank-divergence finds ranks that compiled differently (a failing program's "
+    "own code wins).",
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )
 def watch(
@@ -53,6 +57,13 @@ def watch(
         help="With --output: nothing of the tool's own on stderr (the program's output only; "
         "warnings about what could not be recorded still show).",
     ),
+    fail_on_rank_divergence: bool = typer.Option(
+        False,
+        "--fail-on-rank-divergence",
+        help="Exit 1 when the ranks of a distributed job compiled some function differently "
+        "(compiles, recompiles, failed compiles, recompile-limit hits or graphs), with the "
+        "divergence summary on stderr. The program's own failure exit code still wins.",
+    ),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
@@ -72,4 +83,8 @@ def watch(
         emit_functions(report, fmt, output, to_stderr=True, quiet=quiet and output is not None)
         # The budget covers every process: a DataLoader worker's recompile is one too.
         whole = replace(report, functions=tuple(watch_mod.all_functions(report)))
-        raise typer.Exit(1 if over_budget(whole, max_recompiles) else outcome.code)
+        budget = over_budget(whole, max_recompiles)
+        diverged = rank_gate(report, fail_on_rank_divergence)
+        if outcome.code == 0 and diverged:
+            raise typer.Exit(1)
+        raise typer.Exit(1 if budget else outcome.code)

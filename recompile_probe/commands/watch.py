@@ -8,17 +8,20 @@ and always reads back what was recorded.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..analysis.functions import by_function, matches
+from ..analysis.ranks import divergences, rank_of
 from ..errors import UsageError
 from ..recording.watch_child import ENV_OUT, STREAM_PREFIX
 from ..records.compile_ids import compile_key
@@ -90,24 +93,61 @@ class Outcome:
         return out
 
 
+def prepare(folder: Path, env: dict[str, str]) -> Path:
+    """Make every Python process started with ``env`` record (the sitecustomize in
+    ``folder``/boot); returns the folder their streams go to (read_streams reads it)."""
+    boot = folder / "boot"
+    boot.mkdir()
+    out = folder / "streams"
+    out.mkdir()
+    package_parent = str(Path(__file__).resolve().parent.parent.parent)
+    (boot / "sitecustomize.py").write_text(
+        SITECUSTOMIZE.format(
+            package_parent=package_parent, here=str(boot), env_out=ENV_OUT, prefix=STREAM_PREFIX
+        )
+    )
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(boot)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
+    env[ENV_OUT] = str(out)
+    return out
+
+
+class Watched:
+    """What children_watched saw, once its block is over."""
+
+    report: WatchReport | None = None
+
+
+@contextlib.contextmanager
+def children_watched(label: str) -> Iterator[Watched]:
+    """Every Python process started inside the block (ranks from torch.multiprocessing.spawn
+    or a torchrun subprocess, spawned workers) records as under watch; ``.report`` holds their
+    sections (and the rank comparison) afterwards. This process's own compiles are not in it,
+    nor forked children's (they inherit no recorder from a process that has none)."""
+    names = ("PYTHONPATH", ENV_OUT)
+    saved = {k: os.environ.get(k) for k in names}
+    watched = Watched()
+    with tempfile.TemporaryDirectory(prefix="recompile-probe-watch-") as tmp:
+        env = dict(os.environ)
+        out = prepare(Path(tmp), env)
+        os.environ.update({k: env[k] for k in names})
+        try:
+            yield watched
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+            watched.report = report([label], Outcome(0, False, os.getpid(), read_streams(out)))
+
+
 def run(command: list[str], trace_dir: str | None = None) -> Outcome:
     argv = resolve(command)
     with tempfile.TemporaryDirectory(prefix="recompile-probe-watch-") as tmp:
-        boot = Path(tmp, "boot")
-        boot.mkdir()
-        out = Path(tmp, "streams")
-        out.mkdir()
-        package_parent = str(Path(__file__).resolve().parent.parent.parent)
-        (boot / "sitecustomize.py").write_text(
-            SITECUSTOMIZE.format(
-                package_parent=package_parent, here=str(boot), env_out=ENV_OUT, prefix=STREAM_PREFIX
-            )
-        )
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(boot)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
-        )
-        env[ENV_OUT] = str(out)
+        out = prepare(Path(tmp), env)
         if trace_dir is not None:
             env["TORCH_TRACE"] = trace_dir
         interrupted = False
@@ -161,6 +201,12 @@ def report(command: list[str], outcome: Outcome, pattern: str | None = None) -> 
         )
     processes.sort(key=lambda p: (not p.main, p.pid))
     main = processes[0]
+    ranks = _ranks(processes)
+    knobs = [
+        k
+        for p in ranks.values()
+        for k in _final(outcome.streams.get(p.pid, ())).get("collective_knobs") or ()
+    ]
     return WatchReport(
         Tool("recompile-probe", __version__),
         _environment(outcome),
@@ -170,7 +216,37 @@ def report(command: list[str], outcome: Outcome, pattern: str | None = None) -> 
         outcome.code,
         outcome.interrupted,
         processes=tuple(processes),
+        rank_divergence=(
+            divergences(
+                {r: p.functions for r, p in ranks.items()},
+                {r: p.events for r, p in ranks.items()},
+            )
+            if len(ranks) > 1
+            else None
+        ),
+        ranks_compared=tuple(sorted(ranks)) if len(ranks) > 1 else (),
+        collective_knobs=tuple(dict.fromkeys(knobs)) if len(ranks) > 1 else None,
     )
+
+
+def _ranks(processes: list[ProcessSummary]) -> dict[int, ProcessSummary]:
+    """Each rank's process. A process a rank started inherits its RANK (an inductor compile
+    worker, a subprocess): the rank is the outermost process of that role, the one whose parent
+    is not of it."""
+    by_pid = {p.pid: p for p in processes}
+    out: dict[int, ProcessSummary] = {}
+    for p in processes:
+        rank = rank_of(p.role)
+        parent = by_pid.get(p.ppid) if p.ppid is not None else None
+        if rank is None or (parent is not None and rank_of(parent.role) == rank):
+            continue
+        if rank not in out or (p.events and not out[rank].events):
+            out[rank] = p
+    return out
+
+
+def _final(lines: Any) -> dict:
+    return next((line["final"] for line in reversed(list(lines)) if "final" in line), None) or {}
 
 
 def _environment(outcome: Outcome) -> Environment:

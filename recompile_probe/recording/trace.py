@@ -35,6 +35,9 @@ class TraceRead:
     #: per compile (records.compile_ids.compile_key), what the tables need beside the event (as
     #: Recorder.extras): ``graph_breaks`` and ``specializations`` with their user lines
     extras: dict[str, dict] = field(default_factory=dict)
+    #: the rank that wrote it, as its records say ("rank": N in the envelope, written by a
+    #: process in a process group); None where none says
+    rank: int | None = None
 
 
 def _records(lines: Iterator[str], skipped: list[int]) -> Iterator[tuple[dict, str | None]]:
@@ -104,6 +107,8 @@ def read(path: Path) -> TraceRead:
 
     with open(path, encoding="utf-8", errors="replace") as handle:
         for envelope, payload in _records(iter(handle), skipped):
+            if result.rank is None and isinstance(envelope.get("rank"), int):
+                result.rank = envelope["rank"]
             cid = _compile_id(envelope)
             metrics = envelope.get("compilation_metrics")
             if isinstance(metrics, dict) and metrics.get("compile_id") is not None:

@@ -10,8 +10,9 @@ happens, so a crash, an os._exit or a kill loses nothing already compiled:
 - ``{"event": {...}, "extra": {...}}``: one compile (``extra``, where known: ``compiled_as``,
   ``call_site``, ``graph_breaks`` with their user lines; see Recorder.extras);
 - ``{"warning": "..."}``;
-- ``{"final": {"frames": [...], "role": ..., "recorder": ...}}``: qualified names and
-  cache-entry counts, at the exit of a process that imported torch.
+- ``{"final": {"frames": [...], "role": ..., "recorder": ..., "collective_knobs": [...]}}``:
+  qualified names and cache-entry counts, at the exit of a process that imported torch (and the
+  knobs against ranks compiling differently that its torch has).
 
 Why Dynamo and not ``import torch``: importing ``torch._dynamo`` costs as much as importing torch
 (~1.5 s), and a program that never compiles should not pay it. No compile can happen before
@@ -111,6 +112,8 @@ def _role() -> str | None:
         return _worker_role
     if os.environ.get("RANK") is not None and os.environ.get("WORLD_SIZE") is not None:
         return f"rank {os.environ['RANK']}"
+    if _rank is not None:
+        return f"rank {_rank}"
     mp = sys.modules.get("multiprocessing")
     if mp is not None:
         try:
@@ -122,8 +125,31 @@ def _role() -> str | None:
     return None
 
 
+_rank: int | None = None  #: from torch.distributed, seen while its process group lived
+
+
+def _note_rank() -> None:
+    """A rank started without a RANK variable (torch.multiprocessing.spawn) is known by its
+    process group, which is usually gone by the exit record: note it while compiling."""
+    global _rank
+    if _rank is None and "torch.distributed" in sys.modules:
+        from ..torch_compat.distributed import current_rank
+
+        _rank = current_rank()
+
+
+def _knobs() -> list[str] | None:
+    try:
+        from ..torch_compat.distributed import collective_knobs
+
+        return list(collective_knobs())
+    except Exception:  # noqa: BLE001 - advice only
+        return None
+
+
 def _on_event(event: Any) -> None:
     _role()  # a spawned worker announced itself before its loop: note its id while it runs
+    _note_rank()
     if event.compile_id is not None:
         _own_ids.add(event.compile_id)
     record: dict[str, Any] = {"event": dataclasses.asdict(event)}
@@ -191,7 +217,16 @@ def _finish() -> None:
                     "cache_entries": count,
                 }
             )
-        _write({"final": {"frames": frames, "role": _role(), "recorder": True}})
+        _write(
+            {
+                "final": {
+                    "frames": frames,
+                    "role": _role(),
+                    "recorder": True,
+                    "collective_knobs": _knobs(),
+                }
+            }
+        )
     except Exception as exc:  # noqa: BLE001
         _write({"warning": f"could not read cache entries in pid {os.getpid()}: {exc}"})
 
@@ -204,9 +239,10 @@ _TOKEN = _ForkToken()
 
 
 def _after_fork_in_child() -> None:
-    global _lock, _pid, _forked_from, _announced, _finished, _own_ids, _worker_role
+    global _lock, _pid, _forked_from, _announced, _finished, _own_ids, _worker_role, _rank
     _lock = threading.Lock()  # another thread of the parent may have held it at the fork
     _worker_role = None  # a worker's child is not that worker
+    _rank = None  # nor that rank
     _forked_from, _pid = _pid, os.getpid()
     _announced = _finished = False
     _own_ids = set()

@@ -6,6 +6,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
+from .ranks import RankDivergence
 from .report import SCHEMA_VERSION, Environment, Tool
 from .run import CompileEvent
 
@@ -125,6 +126,16 @@ class WatchReport:
     kind: str = "watch"  #: watch | summarize
     schema_version: int = SCHEMA_VERSION
     processes: tuple[ProcessSummary, ...] = ()  #: watch: the program first, then descendants
+    #: functions the ranks of a distributed job compiled differently (analysis/ranks.py): []
+    #: when the ranks agree; None (absent from JSON) when fewer than two ranks were seen
+    rank_divergence: tuple[RankDivergence, ...] | None = None
+    #: the ranks compared, lowest first (absent from JSON with rank_divergence)
+    ranks_compared: tuple[int, ...] = ()
+    #: the knobs against ranks compiling differently that the ranks' torch has, by name
+    #: (torch._dynamo.config.enable_compiler_collectives, torch.compiler.
+    #: set_enable_guard_collectives): advice, not measured; None where not known (a trace read
+    #: back); absent from JSON with rank_divergence
+    collective_knobs: tuple[str, ...] | None = None
 
     def totals(self) -> dict[str, int]:
         """Over every process (a function compiled in two processes counts twice)."""
@@ -146,6 +157,9 @@ def watch_to_json(report: WatchReport) -> str:
     for process in data["processes"]:
         for event in process["events"]:
             event["pid"] = process["pid"]
+    if report.rank_divergence is None:  # one rank or none: nothing was compared
+        for name in ("rank_divergence", "ranks_compared", "collective_knobs"):
+            data.pop(name)
     main = next((p["pid"] for p in data["processes"] if p["main"]), None)
     if main is not None:
         for event in data["events"]:

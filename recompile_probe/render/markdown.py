@@ -19,6 +19,7 @@ from .lines import check as check_lines
 from .lines import diff as diff_lines
 from .lines import explain as explain_lines
 from .lines import functions as function_lines
+from .lines import ranks as rank_lines
 from .lines import suggest as suggest_lines
 
 
@@ -240,7 +241,29 @@ def functions(report: WatchReport) -> str:
         out.append("")
     if fl.children(report):
         out += [fl.all_totals(report), ""]
+    out += rank_section(report)
     return "\n".join(out)
+
+
+def rank_section(report: WatchReport) -> list[str]:
+    """The rank-divergence section (nothing where fewer than two ranks were seen)."""
+    heading = rank_lines.heading(report)
+    if heading is None:
+        return []
+    out = [f"### {heading}", ""]
+    if not report.rank_divergence:
+        return out
+    headers = [h.replace("\n", " ") for h in rank_lines.HEADERS]
+    out += _table(headers, [row for d in report.rank_divergence for row in rank_lines.rows(d)])
+    out.append("")
+    for d in report.rank_divergence:
+        lines = rank_lines.parting(d)
+        out.append(f"- `{lines[0]}`")
+        out += [f"  - {_escape(line.strip())}" for line in lines[1:]]
+    out.append("")
+    out += [f"> {_escape(line.strip())}" for line in rank_lines.advice(report)]
+    out.append("")
+    return out
 
 
 def suggestion(s: Suggestion) -> str:

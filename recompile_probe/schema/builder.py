@@ -170,6 +170,7 @@ def _typed_dicts() -> dict[tuple[str, str], Any]:
         ("ReasonCount", "origin"): Origin | None,
         ("CauseCount", "origin"): Origin | None,
         ("FieldChange", "origin"): Origin | None,
+        ("RankParting", "origin"): Origin | None,
     }
 
 
@@ -185,6 +186,8 @@ def report_enums() -> dict[tuple[str, str], tuple]:
         ("Violation", "budget"): KEYS,
         ("Recompile", "reason_kind"): KINDS,
         ("ReasonDetail", "kind"): KINDS,
+        ("RankParting", "reason_kind"): KINDS,
+        ("RankParting", "event"): ("compile", "recompile", "failed"),
     }
 
 

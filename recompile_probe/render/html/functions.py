@@ -11,6 +11,7 @@ from ...analysis.verdicts import plural
 from ...records.watch import WatchReport
 from .. import cells
 from ..lines import functions as fn
+from ..lines import ranks as rank_lines
 from .page import env_section, esc, html_page, html_table, pre_block
 
 TOP_FUNCTIONS = 20
@@ -111,6 +112,7 @@ def functions(report: WatchReport, *, top: int = TOP_FUNCTIONS, **_: object) -> 
                 f"{esc(fn.label(p))}</summary>{inner}</details>"
             )
         body.append(f'<p class="totals">{esc(fn.all_totals(report))}</p>')
+    body += _rank_section(report)
     body.append(
         env_section(
             report.tool,
@@ -124,3 +126,33 @@ def functions(report: WatchReport, *, top: int = TOP_FUNCTIONS, **_: object) -> 
         )
     )
     return html_page(fn.title(report), body)
+
+
+def _rank_section(report: WatchReport) -> list[str]:
+    heading = rank_lines.heading(report)
+    if heading is None:
+        return []
+    divs = report.rank_divergence or ()
+    out = [f'<h2 class="ranks{" recompiles" if divs else ""}">{esc(heading)}</h2>']
+    if not divs:
+        return out
+    heads = [(h.replace("\n", " "), "") for h in rank_lines.HEADERS]
+    rows = [
+        "<tr>"
+        + "".join(
+            ("<td>" if i < 3 else '<td class="n">') + f"{esc(value)}</td>"
+            for i, value in enumerate(row)
+        )
+        + "</tr>"
+        for d in divs
+        for row in rank_lines.rows(d)
+    ]
+    out.append(html_table(heads, rows, "ranks"))
+    for d in divs:
+        lines = rank_lines.parting(d)
+        out.append(
+            f'<details open class="rank-divergence"><summary><code>{esc(lines[0])}</code>'
+            f"</summary>{pre_block(line.strip() for line in lines[1:])}</details>"
+        )
+    out += [f'<p class="muted">{esc(line.strip())}</p>' for line in rank_lines.advice(report)]
+    return out

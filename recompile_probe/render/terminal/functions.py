@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...records.watch import FunctionSummary, WatchReport
+from ..lines import ranks as rank_lines
 from ..lines.functions import (
     BREAKS_LEGEND,
     CHILD_HEADERS,
@@ -97,6 +98,39 @@ def render(report: WatchReport, *, color: bool = False, width: int = 120) -> str
     console = make_console(width)
     console.print(Text(title(report), style="bold"))
     others = children(report)
+    _body(console, report, others, make_console, width)
+    _rank_section(make_console(min(width, CHILD_WIDTH)), report, wrap=color)
+    return buffer.getvalue()
+
+
+def _rank_section(console: Console, report: WatchReport, wrap: bool = False) -> None:
+    """``wrap``: fold long lines at the width (a terminal); else each stays one line (a log)."""
+    heading = rank_lines.heading(report)
+    if heading is None:
+        return
+    divs = report.rank_divergence or ()
+    console.print(Text(heading, style="bold red" if divs else "bold"))
+    if not divs:
+        return
+    table = _table(rank_lines.HEADERS)
+    for d in divs:
+        for cells_ in rank_lines.rows(d):
+            table.add_row(*cells_)
+    console.print(Padding(table, (0, 0, 0, 2), expand=False))
+    for d in divs:
+        for line in rank_lines.parting(d):
+            console.print(f"  {line}", markup=False, soft_wrap=not wrap)
+    for line in rank_lines.advice(report):
+        console.print(line, markup=False, soft_wrap=not wrap)
+
+
+def _body(
+    console: Console,
+    report: WatchReport,
+    others: list,
+    make_console: Callable[[int], Console],
+    width: int,
+) -> None:
     if not report.functions:
         console.print(
             "The program's own process compiled nothing."
@@ -118,7 +152,7 @@ def render(report: WatchReport, *, color: bool = False, width: int = 120) -> str
         _lines_section(console, report.functions, "  ")
         console.print(Text(totals(report), style="bold"))
     if not others:
-        return buffer.getvalue()
+        return
     narrow = make_console(min(width, CHILD_WIDTH))
     narrow.print(
         Text(f"Child processes ({len(others)}), each with its own compile ids", style="bold")
@@ -132,4 +166,3 @@ def render(report: WatchReport, *, color: bool = False, width: int = 120) -> str
         narrow.print(Padding(table, (0, 0, 0, 4), expand=False))
         _reasons(narrow, p.functions, "    ", wrap=True)
     narrow.print(Text(all_totals(report), style="bold"))
-    return buffer.getvalue()
