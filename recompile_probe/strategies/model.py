@@ -29,6 +29,14 @@ MARKS: Mapping[str, tuple[str, str]] = MappingProxyType(
 #: Placeholder in a config value, filled with the batch dims as Dynamo sources: "L['x']:0,...".
 BATCH_SOURCES = "{batch_sources}"
 
+#: Placeholders in a mark option, filled per size symbol when the run marks it: the symbol's
+#: name (a ``shape_id`` shared by every dim it moves), and the smallest and largest size the
+#: scenario's sequences give it (a range the compiler may assume).
+SYMBOL = "{symbol}"
+SYMBOL_MIN = "{min}"
+SYMBOL_MAX = "{max}"
+PLACEHOLDERS = (SYMBOL, SYMBOL_MIN, SYMBOL_MAX)
+
 
 @dataclass(frozen=True)
 class LocationMark:
@@ -71,6 +79,11 @@ class Strategy:
     #: Keyword arguments for the scenario's driver (``driver(fn, **sizes, **driver_options)``):
     #: a change to the program, e.g. {"cache_implementation": "static"}.
     driver_options: Mapping[str, Any] = field(default_factory=dict)
+    #: Compile with a declarative shapes spec (torch.fx.experimental.dynamic_spec.ShapesSpec)
+    #: built from the scenario: one ShapeVar per varying size symbol, with the symbol's smallest
+    #: and largest size in the scenario as its range, on the dims it moves. torch.compile takes it
+    #: as ``dynamic_shapes=`` or ``shapes_spec=``, whichever the release has.
+    shapes_spec: bool = False
 
     def summary(self) -> str:
         """The knobs in one line, e.g. for `recompile-probe strategies`."""
@@ -95,6 +108,8 @@ class Strategy:
             parts.append(f"{key}={value!r}")
         for key, value in self.driver_options.items():
             parts.append(f"driver {key}={value!r}")
+        if self.shapes_spec:
+            parts.append("shapes spec: ShapeVar(symbol, min, max) per varying symbol")
         return ", ".join(parts)
 
     def plan(self, acting: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
