@@ -207,7 +207,8 @@ TOP_KEYS = table(
     strategies=Key(
         'The strategies to compare, in order ("all": every known one); default: '
         "every built-in but the knob ones (static_sources, shapes_spec, isolate_recompiles, "
-        "recompile_limit, mark_unbacked_ranges), and every custom strategy.",
+        "recompile_limit, mark_unbacked_ranges, maybe_mark_dynamic_ranges), and every custom "
+        "strategy.",
         {
             "type": ["string", "array"],
             "anyOf": [

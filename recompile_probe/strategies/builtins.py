@@ -99,6 +99,13 @@ BUILTINS: Mapping[str, Strategy] = MappingProxyType(
                 mark="unbacked",
                 mark_options={"shape_id": SYMBOL, "min": SYMBOL_MIN, "max": SYMBOL_MAX},
             ),
+            Strategy(
+                "maybe_mark_dynamic_ranges",
+                "maybe_mark_dynamic(t, dim, min=, max=) on the batch dims, the range the "
+                "scenario's smallest and largest size (torch 2.15).",
+                mark="maybe_dynamic",
+                mark_options={"min": SYMBOL_MIN, "max": SYMBOL_MAX},
+            ),
         )
     }
 )
@@ -111,6 +118,7 @@ OPT_IN: tuple[str, ...] = (
     "isolate_recompiles",
     "recompile_limit",
     "mark_unbacked_ranges",
+    "maybe_mark_dynamic_ranges",
 )
 
 #: What a scenario without `strategies:` runs: every built-in but ``OPT_IN``.
