@@ -105,7 +105,16 @@ def test_clean_env_from_the_command_line(tmp_path):
     args = ["run", "-s", "default", "--sequence", "1,2,8", "-q", "-f", "json", "-o", str(out)]
     code = "import sys; from recompile_probe.cli import main; sys.argv = sys.argv[1:]; main()"
     done = subprocess.run(
-        [sys.executable, "-c", code, "recompile-probe", *args, "--clean-env", "--isolate", "process"],
+        [
+            sys.executable,
+            "-c",
+            code,
+            "recompile-probe",
+            *args,
+            "--clean-env",
+            "--isolate",
+            "process",
+        ],
         env=env,
         capture_output=True,
         text=True,
