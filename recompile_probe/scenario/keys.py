@@ -542,6 +542,7 @@ def defs() -> dict[str, Any]:
             "accepts is passed as written.",
             "properties": _props(COMPILE_KEYS),
             "additionalProperties": True,
+            "propertyNames": {"not": {"enum": ["dynamic", "backend", "model"]}},
         },
         "custom_strategy": {
             "type": "object",
