@@ -33,9 +33,8 @@ from ..strategies.apply import (
     missing_features,
     patched,
     shapes_spec,
-    symbol_ranges,
 )
-from ..strategies.model import BATCH_SOURCES, Strategy
+from ..strategies.model import BATCH_SOURCES, Strategy, symbol_ranges
 from ..targets.loader import LoadedTarget
 from ..torch_compat.dynamo import isolated_caches, reset_dynamo, resolve_backend
 from ..torch_compat.logs import quiet_torch_logs, structured_trace

@@ -18,11 +18,9 @@ from ..sizes.points import BATCH
 from .model import (
     BATCH_SOURCES,
     MARKS,
-    SYMBOL,
-    SYMBOL_MAX,
-    SYMBOL_MIN,
     LocationMark,
     Strategy,
+    filled,
     options_per_symbol,
 )
 
@@ -301,34 +299,6 @@ def marker(
         for symbol, (kind, options) in strategy.plan(acting).items()
     }
     return Marker(plan, strategy.marks) if plan or strategy.marks else None
-
-
-def filled(
-    options: Mapping[str, Any], symbol: str, ranges: Mapping[str, tuple[int, int]]
-) -> dict[str, Any]:
-    """Mark options with the placeholders (``{symbol}``, ``{min}``, ``{max}``) replaced; an
-    option whose range is unknown is left out."""
-    out: dict[str, Any] = {}
-    for key, value in options.items():
-        if value == SYMBOL:
-            out[key] = symbol
-        elif value in (SYMBOL_MIN, SYMBOL_MAX):
-            if symbol in ranges:
-                out[key] = ranges[symbol][0 if value == SYMBOL_MIN else 1]
-        else:
-            out[key] = value
-    return out
-
-
-def symbol_ranges(points: Mapping[str, Sequence[Any]]) -> dict[str, tuple[int, int]]:
-    """symbol -> (smallest, largest size) over every point of every sequence: the range a
-    scenario gives each symbol."""
-    seen: dict[str, list[int]] = {}
-    for sequence in points.values():
-        for point in sequence:
-            for symbol, size in point.items:
-                seen.setdefault(symbol, []).append(size)
-    return {symbol: (min(sizes), max(sizes)) for symbol, sizes in seen.items()}
 
 
 def shapes_spec(

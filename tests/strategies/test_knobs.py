@@ -19,9 +19,15 @@ from torch._dynamo.testing import CompileCounter
 from recompile_probe.execution.session import run_scenario
 from recompile_probe.scenario.load import load
 from recompile_probe.scenario.overrides import with_overrides
-from recompile_probe.strategies.apply import filled, missing_features, symbol_ranges
+from recompile_probe.strategies.apply import missing_features
 from recompile_probe.strategies.builtins import BUILTINS, DEFAULT_STRATEGIES, OPT_IN
-from recompile_probe.strategies.model import SYMBOL, SYMBOL_MAX, SYMBOL_MIN
+from recompile_probe.strategies.model import (
+    SYMBOL,
+    SYMBOL_MAX,
+    SYMBOL_MIN,
+    filled,
+    symbol_ranges,
+)
 from recompile_probe.torch_compat.settings import static_matches
 
 KNOBS = list(OPT_IN)
