@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from ..commands.shard import Shard
     from ..scenario.model import Scenario
 from .common import (
+    CLEAN_ENV_OPTION,
     DEBUG_OPTION,
     QUIET_OPTION,
     RUN_TIMEOUT_OPTION,
@@ -94,10 +96,11 @@ def check(
     timeout: Optional[float] = RUN_TIMEOUT_OPTION,
     quiet: bool = QUIET_OPTION,
     debug: bool = DEBUG_OPTION,
+    clean_env: bool = CLEAN_ENV_OPTION,
 ) -> None:
-    with errors_to_exit(debug):
+    with errors_to_exit(debug), contextlib.ExitStack() as stack:
         from ..commands import check as check_mod
-        from ..execution.session import open_pool, parse_jobs
+        from ..execution.session import clean_environment, open_pool, parse_jobs
         from ..records.report import reports_to_json
         from ..render import junit as junit_mod
         from ..render import markdown as markdown_mod
@@ -137,6 +140,7 @@ def check(
                 accept_baseline=update_baseline,
             )
         else:
+            environment = stack.enter_context(clean_environment(clean_env))
             pool = open_pool(workers, timeout=timeout, debug=debug) if workers > 1 else None
             try:
                 with progress(len(part.runs) if part else total, quiet) as (on_start, on_run):
@@ -151,6 +155,7 @@ def check(
                         on_run=on_run,
                         runs=part.keys if part else None,
                         pool=pool,
+                        cleared=environment if clean_env else None,
                     )
             finally:
                 if pool is not None:

@@ -142,6 +142,13 @@ VERBOSE_OPTION = typer.Option(
     "each recompile's causes and counts the rest). JSON is the same either way.",
 )
 DEBUG_OPTION = typer.Option(False, "--debug", help="Show tracebacks.")
+CLEAN_ENV_OPTION = typer.Option(
+    False,
+    "--clean-env",
+    help="Run the strategies without inherited compile settings (TORCH_COMPILE_*, "
+    "TORCHDYNAMO_*, TORCH_LOGS, changed torch.compiler / torch._dynamo config); the report "
+    "lists what was kept out.",
+)
 #: for commands whose runs go to the worker pool (`run` words its own: it also has --isolate)
 RUN_TIMEOUT_OPTION = typer.Option(
     None, "--timeout", help="Seconds per run with --jobs N; past it the run is status error."

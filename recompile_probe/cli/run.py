@@ -9,6 +9,7 @@ import typer
 
 from ..errors import ExitCode, UsageError
 from .common import (
+    CLEAN_ENV_OPTION,
     COUNTS_HELP,
     DEBUG_OPTION,
     FORMAT_OPTION,
@@ -82,9 +83,16 @@ def run(
     quiet: bool = QUIET_OPTION,
     verbose: bool = VERBOSE_OPTION,
     debug: bool = DEBUG_OPTION,
+    clean_env: bool = CLEAN_ENV_OPTION,
 ) -> None:
     with errors_to_exit(debug):
-        from ..execution.session import ISOLATION_MODES, parse_jobs, run_scenario
+        from ..execution.session import (
+            ISOLATION_MODES,
+            clean_environment,
+            cleared,
+            parse_jobs,
+            run_scenario,
+        )
         from ..scenario.load import load
         from ..scenario.overrides import with_overrides
 
@@ -106,7 +114,13 @@ def run(
             backend=backend,
         )
         total = len(loaded.strategies) * len(loaded.sequences)
-        with progress(total, quiet) as (on_start, on_run):
+        with (
+            clean_environment(clean_env) as inherited,
+            progress(total, quiet) as (
+                on_start,
+                on_run,
+            ),
+        ):
             report = run_scenario(
                 loaded,
                 isolate=isolate,
@@ -117,6 +131,8 @@ def run(
                 on_run=saving(loaded, fmt, output, on_run),
                 jobs=workers,
             )
+        if clean_env:
+            report = cleared(report, inherited)
         emit(report, fmt, output, verbose)
         print_tlparse(report)
         if not quiet and (output is not None or fmt != "table"):

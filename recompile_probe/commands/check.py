@@ -64,10 +64,14 @@ def run_check(
     on_run: Callable[[Run], None] | None = None,
     runs: Collection[tuple[str, str, str]] | None = None,
     pool: Any = None,
+    cleared: dict[str, str] | None = None,
 ) -> Outcome:
     """``runs``: only these (scenario name, sequence, strategy), e.g. a shard's; a scenario with
     none of them is left out. ``pool``: an ``execution.session.open_pool`` every scenario's runs
-    share, its workers reused from one scenario to the next."""
+    share, its workers reused from one scenario to the next. ``cleared``: the inherited compile
+    settings `--clean-env` kept out (inside ``execution.session.clean_environment``)."""
+    from ..execution import session
+
     outcome = Outcome(baseline_accepted=accept_baseline)
     for scenario in scenarios:
         try:
@@ -77,6 +81,8 @@ def run_check(
             continue
         if report is None:
             continue
+        if cleared is not None:
+            report = session.cleared(report, cleared)
         report, checked = judge(report, scenario)
         outcome.reports.append(report)
         outcome.budgets_checked += checked

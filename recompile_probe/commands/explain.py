@@ -21,6 +21,7 @@ from ..records.report import Report
 from ..scenario.model import Scenario
 from ..scenario.overrides import with_overrides
 from ..strategies.advice import Arguments
+from ..strategies.model import symbol_ranges
 from .saved import run_points, scenario_of
 
 
@@ -186,7 +187,7 @@ def _arguments(report: Report, scenario: Scenario, warnings: list[str] | None) -
     for run in report.runs:
         if run.argument_dims is not None and run.param_names is not None:
             dims = tuple((d["source"], d["dim"], d["symbol"]) for d in run.argument_dims)
-            return Arguments(dims, run.param_names)
+            return Arguments(dims, run.param_names, symbol_ranges(scenario.points))
     if warnings is not None and report.runs:
         warnings.append(
             "the report's runs do not record the target's argument names (written by an older "
@@ -195,4 +196,4 @@ def _arguments(report: Report, scenario: Scenario, warnings: list[str] | None) -
     from ..targets import loader
 
     target = loader.load(scenario)
-    return Arguments(target.dim_sources(), target.param_names)
+    return Arguments(target.dim_sources(), target.param_names, symbol_ranges(scenario.points))

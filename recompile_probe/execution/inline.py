@@ -87,7 +87,11 @@ class InlineExecutor:
         return []  # inline, each run is handed over as it finishes
 
     def environment(self) -> Environment | None:
-        return None
+        # after the runs: every patch of the tool's is undone, what is changed was inherited
+        from ..records.environment import current
+        from ..torch_compat.settings import changed_config
+
+        return current(config=changed_config())
 
     def close(self) -> None:
         self._prepared = None

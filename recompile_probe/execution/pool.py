@@ -281,8 +281,7 @@ class Batch:
                 worker.import_s = record["ready"].get("import_s")
                 continue
             if "environment" in record:
-                if self.pool.environment is None:
-                    self.pool.environment = Environment(**record["environment"])
+                self.pool.environment = Environment(**record["environment"])  # the latest
                 continue
             index = self._token_index.get(record.get("job"))  # type: ignore[arg-type]
             if "fatal" in record:

@@ -8,11 +8,14 @@ strategy, sequence) jobs, for commands that measure more than one scenario's own
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 
 from ..errors import UsageError
-from ..records.environment import current
+from ..records.environment import CLEAN_ENV, cleaned, compile_variables, current
 from ..records.order import ordered
 from ..records.report import Report, ScenarioRef, Tool
 from ..records.run import Run
@@ -27,6 +30,8 @@ ISOLATION_MODES = ("inline", "process")
 __all__ = [
     "ISOLATION_MODES",
     "Job",
+    "clean_environment",
+    "cleared",
     "Pool",
     "header",
     "open_pool",
@@ -159,3 +164,38 @@ def header(scenario: Scenario) -> Report:
         current(),
         ScenarioRef(scenario.name, scenario.path, scenario.sha256),
     )
+
+
+@contextlib.contextmanager
+def clean_environment(clean: bool = True) -> Iterator[dict[str, str]]:
+    """`--clean-env`: for the block, the compile-relevant environment variables are unset (the
+    workers started inside inherit none, a torch imported inside reads none) and every run
+    puts the torch configs they or anything else changed back at their defaults. Yields what
+    was inherited ({} when ``clean`` is False); everything is restored on exit."""
+    if not clean:
+        yield {}
+        return
+    removed = compile_variables()
+    inherited = dict(removed)
+    if "torch" in sys.modules:  # already imported: its configs read the variables already
+        from ..torch_compat.settings import changed_config
+
+        inherited.update(changed_config())
+    had = os.environ.get(CLEAN_ENV)
+    for name in removed:
+        del os.environ[name]
+    os.environ[CLEAN_ENV] = "1"
+    try:
+        yield inherited
+    finally:
+        os.environ.update(removed)
+        if had is None:
+            os.environ.pop(CLEAN_ENV, None)
+        else:
+            os.environ[CLEAN_ENV] = had
+
+
+def cleared(report: Report, inherited: dict[str, str]) -> Report:
+    """A report of a `--clean-env` session: no inherited setting in force, those kept out
+    listed in ``environment.cleared_settings``."""
+    return dataclasses.replace(report, environment=cleaned(report.environment, inherited))

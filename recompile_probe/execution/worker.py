@@ -81,13 +81,14 @@ def serve(out_path: str, debug: bool) -> int:
     jobs = _job_stream()
     started = time.perf_counter()
     from ..records.environment import current
+    from ..torch_compat.settings import changed_config
     from .inline import Prepared  # torch, before the first job: workers start side by side
 
     prepared: collections.OrderedDict[bytes, Prepared] = collections.OrderedDict()
     with open(out_path, "a", encoding="utf-8") as out:
         emit = _emitter(out)
         emit({"ready": {"import_s": round(time.perf_counter() - started, 4)}})
-        emit({"environment": dataclasses.asdict(current())})
+        emit({"environment": dataclasses.asdict(current(config=changed_config()))})
         for line in jobs:
             if not line.strip():
                 continue
@@ -99,6 +100,8 @@ def serve(out_path: str, debug: bool) -> int:
                 ready = prepared.get(key)
                 if ready is None:
                     ready = prepared[key] = Prepared(scenario, debug)
+                    # the target's import may set compile config itself: in force from now
+                    emit({"environment": dataclasses.asdict(current(config=changed_config()))})
                     while len(prepared) > protocol.KEEP_PREPARED:
                         prepared.popitem(last=False)
                 prepared.move_to_end(key)

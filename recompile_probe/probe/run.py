@@ -9,6 +9,7 @@ their guard trees, then the steady-state cost (the last point re-run as the prog
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +20,7 @@ from ..analysis.shared import shared_code
 from ..provenance.capture import Collector, capture_hook
 from ..provenance.graph_breaks import graph_break_mark
 from ..recording.recorder import Recorder, delta
+from ..records.environment import CLEAN_ENV
 from ..records.run import Run, RunError, figureless_run
 from ..scenario.model import Scenario
 from ..sizes.points import Point, varying
@@ -26,15 +28,18 @@ from ..strategies.apply import (
     applied,
     compile_kwargs,
     dim_sources,
+    inherited_overrides,
     marker,
     missing_features,
     patched,
+    shapes_spec,
 )
-from ..strategies.model import BATCH_SOURCES, Strategy
+from ..strategies.model import BATCH_SOURCES, Strategy, symbol_ranges
 from ..targets.loader import LoadedTarget
 from ..torch_compat.dynamo import isolated_caches, reset_dynamo, resolve_backend
 from ..torch_compat.logs import quiet_torch_logs, structured_trace
 from ..torch_compat.metrics import unique_graphs
+from ..torch_compat.settings import defaults_restored
 from .backend import CountingBackend
 from .driver import Driver
 from .eager import EagerReference
@@ -116,6 +121,12 @@ def probe(
             folder = Path(trace_dir, _safe(strategy.name))
             folder.mkdir(parents=True, exist_ok=True)
             trace_file = stack.enter_context(structured_trace(str(folder)))
+        if os.environ.get(CLEAN_ENV):  # --clean-env: no inherited compile setting either
+            stack.enter_context(defaults_restored())
+        # before the strategy's own patches: what it inherits
+        overridden = inherited_overrides(
+            strategy, lambda: dim_sources_of(target, acting, points[0]), os.environ
+        )
         try:
             compiled, graphs = _setup(stack, scenario, target, strategy, acting, points, collector)
         except Exception as exc:  # e.g. a bad compile kwarg or config value in the scenario
@@ -130,7 +141,7 @@ def probe(
             )
         if quiet:
             stack.enter_context(quiet_torch_logs())
-        mark = marker(strategy, acting)
+        mark = marker(strategy, acting, symbol_ranges(scenario.points))
         if mark is not None:  # marks live on the tensors: undo them, whatever the factory returns
             stack.callback(mark.restore)
         driver = Driver(
@@ -159,6 +170,8 @@ def probe(
         acting,
     )
     run = provenance(run, collector, break_mark)
+    if overridden:
+        run = replace(run, notes=(*overridden, *run.notes))
     seen = any(e.closure_functions is not None for e in run.compile_events)
     run = replace(
         run,
@@ -170,6 +183,17 @@ def probe(
     named = Path(written).with_name(f"{_safe(sequence_name)}.log")
     Path(written).replace(named)  # one readable name per (strategy, sequence)
     return replace(run, trace_file=str(named))
+
+
+def dim_sources_of(
+    target: LoadedTarget, acting: tuple[str, ...], point: Point
+) -> list[tuple[str, int]]:
+    """(source, dim) of the acting symbols' dims; [] where they cannot be named."""
+    try:
+        inputs = target.make_inputs(point) if target.make_inputs else None
+        return target.sources(acting, inputs)
+    except Exception:  # noqa: BLE001 - naming dims is advisory here: no note, not a failed run
+        return []
 
 
 def _safe(name: str) -> str:
@@ -207,6 +231,16 @@ def _setup(
             ),
             collector,
         )
+        if strategy.shapes_spec:
+            kwargs.update(
+                shapes_spec(
+                    target.dims,
+                    acting,
+                    target.make_inputs(points[0]) if target.make_inputs else None,
+                    target.param_names,
+                    symbol_ranges(scenario.points),
+                )
+            )
         compiled = torch.compile(target.fn, backend=counter, **kwargs)
         graphs = lambda: counter.graphs  # noqa: E731
     needs_sources = any(v == BATCH_SOURCES for v in strategy.config.values())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ReportError
@@ -28,6 +28,14 @@ class Environment:
     torch: str | None
     python: str
     platform: str
+    #: the compile settings in force for the runs, name -> value as written: environment
+    #: variables (TORCH_COMPILE_*, TORCHDYNAMO_*, TORCH_DYNAMO_*, TORCH_LOGS) and
+    #: torch.compiler.config / torch._dynamo.config values away from their defaults that the
+    #: tool did not set ("torch.compiler.config.static_sources": "'.*:0'"); {} in reports
+    #: written before
+    compile_settings: dict[str, str] = field(default_factory=dict)
+    #: the inherited settings `--clean-env` kept out of the runs (same form); {} without it
+    cleared_settings: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from ..analysis.verdicts import noisy, plural
 from ..reasons import causes
 from ..reasons.text import entry_line, failure_lines, split_parts, strip_comment, without_comments
 from ..records.compile_ids import frame_of
+from ..records.report import Environment
 from ..records.run import Call, Run
 
 NA = "n/a"
@@ -268,4 +269,19 @@ def run_notes(runs: list[Run]) -> list[str]:
                 "JSON names the compile"
             )
             break
+    return out
+
+
+def settings_lines(env: Environment) -> list[str]:
+    """The compile settings a report's runs inherited (or `--clean-env` kept out), one line
+    each kind; [] when there were none."""
+
+    def written(settings: dict[str, str]) -> str:
+        return ", ".join(f"{k}={v}" for k, v in settings.items())
+
+    out = []
+    if env.compile_settings:
+        out.append(f"Inherited compile settings in force: {written(env.compile_settings)}")
+    if env.cleared_settings:
+        out.append(f"Kept out by --clean-env: {written(env.cleared_settings)}")
     return out

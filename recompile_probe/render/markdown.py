@@ -47,6 +47,8 @@ def render(report: Report, **_: object) -> str:
         f"recompile-probe {report.tool.version}",
         "",
     ]
+    for line in cells.settings_lines(env):
+        out += [_escape(line), ""]
     if not report.complete:
         out += ["**Interrupted: only the runs that finished are shown.**", ""]
     for name, _sizes in report.sequences():

@@ -206,7 +206,9 @@ TOP_KEYS = table(
     ),
     strategies=Key(
         'The strategies to compare, in order ("all": every known one); default: '
-        "every built-in and custom strategy.",
+        "every built-in but the knob ones (static_sources, shapes_spec, isolate_recompiles, "
+        "recompile_limit, mark_unbacked_ranges, maybe_mark_dynamic_ranges), and every custom "
+        "strategy.",
         {
             "type": ["string", "array"],
             "anyOf": [
@@ -275,6 +277,12 @@ COMPILE_KEYS = table(
         "torch._dynamo.config.recompile_limit for the run.", {"type": "integer"}, "an integer"
     ),
     disable=Key("torch.compile(disable=...).", {"type": "boolean"}, "true or false"),
+    isolate_recompiles=Key(
+        "torch.compile(isolate_recompiles=...): a cache and recompile limit of its own.",
+        {"type": "boolean"},
+        "true or false",
+    ),
+    name=Key("torch.compile(name=...).", {"type": ["string", "null"]}, "a string"),
 )
 
 TOLERANCE_KEYS = table(
@@ -530,9 +538,11 @@ def defs() -> dict[str, Any]:
         "compile": {
             "type": "object",
             "description": "torch.compile keyword arguments; dynamic and backend are set by "
-            "each strategy and by `backend:`.",
+            "each strategy and by `backend:`. Any other keyword the installed torch.compile "
+            "accepts is passed as written.",
             "properties": _props(COMPILE_KEYS),
-            "additionalProperties": False,
+            "additionalProperties": True,
+            "propertyNames": {"not": {"enum": ["dynamic", "backend", "model"]}},
         },
         "custom_strategy": {
             "type": "object",

@@ -18,7 +18,8 @@ from ..errors import ScenarioError, did_you_mean, type_name
 from ..sizes import paths as sizes_paths
 from ..sizes import points as sizes_points
 from ..sizes.points import BATCH, Point
-from ..strategies.builtins import BUILTINS
+from ..strategies.builtins import BUILTINS, DEFAULT_STRATEGIES
+from ..torch_compat.files import compile_keywords
 from . import budgets as budgets_mod
 from .builtin_targets import BUILTIN_TARGETS
 from .context import Context
@@ -251,8 +252,15 @@ class _Validator(Context):
                     f"{key!r} is set by each strategy and by `backend:`, not by `compile:`",
                     "Choose strategies (e.g. dynamic_true) or define one in custom_strategies.",
                 )
-        self.keys("compile", value, COMPILE_KEYS)
-        for key in ("fullgraph", "recompile_limit"):
+        extra = [str(k) for k in value if str(k) not in COMPILE_KEYS]
+        accepted = compile_keywords() if extra else None
+        if accepted is not None:
+            # every keyword the installed torch.compile takes, but those strategies set
+            known = {*COMPILE_KEYS, *(k for k in accepted if k not in ("model", "dynamic"))}
+            known.discard("backend")
+            self.keys("compile", value, tuple(sorted(known)))
+        # (torch's source unreadable: torch.compile itself rejects an unknown keyword per run)
+        for key in ("fullgraph", "recompile_limit", "isolate_recompiles"):
             if key in value:
                 self.typed(f"compile.{key}", value[key], COMPILE_KEYS[key])
         return dict(value)
@@ -276,7 +284,7 @@ class _Validator(Context):
 
     def strategy_list(self, value: Any, known: list[str], custom: Mapping) -> tuple[str, ...]:
         if value is None:
-            return (*BUILTINS, *custom)
+            return (*DEFAULT_STRATEGIES, *custom)
         if isinstance(value, str):
             value = [value]
         self.expect("strategies", value, list, TOP_KEYS["strategies"].what)

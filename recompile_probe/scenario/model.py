@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import ScenarioError
 from ..sizes.paths import DimRef
 from ..sizes.points import BATCH, Point
-from ..strategies.builtins import BUILTINS
+from ..strategies.builtins import BUILTINS, DEFAULT_STRATEGIES
 from ..strategies.model import Strategy
 from .budgets import Budget
 from .inputs import TensorSpec, Value
@@ -43,7 +43,7 @@ class Scenario:
     backend_mode: str | None = None
     backend_options: Mapping[str, Any] | None = None
     compile: Mapping[str, Any] = field(default_factory=dict)
-    strategies: tuple[str, ...] = tuple(BUILTINS)
+    strategies: tuple[str, ...] = DEFAULT_STRATEGIES
     custom_strategies: Mapping[str, Strategy] = field(default_factory=dict)
     seed: int = 0
     repeats: int = 50  #: calls timed for the steady-state figure (0: skip)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..sizes.paths import Path, parse_path
-from .model import BATCH_SOURCES, MARKS, LocationMark, Strategy
+from .model import BATCH_SOURCES, MARKS, LocationMark, Strategy, filled
 
 #: (Dynamo source, dim, size symbol) of every dim a symbol moves, e.g. ("L['x']", 0, "B")
 DimSources = Sequence[tuple[str, int, str]]
@@ -41,6 +41,9 @@ class Arguments:
     dims: DimSources = ()
     #: the positional (and keyword-only) parameter names, for marks on an argument by index
     param_names: Sequence[str | None] = ()
+    #: symbol -> (smallest, largest size) the scenario gives it: the ``{min}``/``{max}`` of a
+    #: strategy's options and a shapes spec's ranges (left out where unknown)
+    ranges: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def local_name(source: str | None) -> str:
@@ -133,6 +136,7 @@ def code(
         for source, dim, symbol in args.dims:
             if symbol in plan:
                 kind, options = plan[symbol]
+                options = filled(options, symbol, args.ranges)
                 lines.append(mark_call(kind, local_name(source), dim, options))
         lines += [mark_call(m.kind, name, m.dim) for m, name, _ in located]
         found = check_lines(strategy, args, acting)
@@ -147,12 +151,41 @@ def code(
         lines.append(f"torch.compiler.set_stance({strategy.stance!r})")
     for key, value in strategy.compile.items():
         lines.append(f"torch.compile(fn, {key}={value!r})")
+    if strategy.shapes_spec:
+        lines += spec_lines(args, acting)
     if strategy.as_is:
         lines.append("keep the target's own torch.compile decoration")
     if strategy.driver_options:
         given = ", ".join(f"{k}={v!r}" for k, v in strategy.driver_options.items())
         lines.append(f"# in the program (what the driver did with its options): {given}")
     return lines or ["torch.compile(fn)  # the defaults"]
+
+
+def spec_lines(args: Arguments, acting: Sequence[str]) -> list[str]:
+    """A shapes spec as code: one ShapeVar per acting symbol (its range the scenario's), a
+    TensorSpec per top-level tensor argument that one of them moves."""
+    per_param: dict[str, dict[int, str]] = {}
+    for source, dim, symbol in args.dims:
+        name = local_name(source)
+        if symbol in acting and name.isidentifier():
+            per_param.setdefault(name, {})[dim] = symbol
+    if not per_param:
+        return ["# no top-level tensor argument has a dim to put in a shapes spec"]
+    lines = ["from torch.fx.experimental.dynamic_spec import ShapesSpec, ShapeVar, TensorSpec"]
+    for symbol in dict.fromkeys(s for dims in per_param.values() for s in dims.values()):
+        lo_hi = args.ranges.get(symbol)
+        bounds = f", min={lo_hi[0]}, max={lo_hi[1]}" if lo_hi else ""
+        lines.append(f"{symbol} = ShapeVar({symbol!r}{bounds})")
+    specs = []
+    for name, dims in per_param.items():
+        last = max(dims)
+        listed = ", ".join(dims.get(d, "None") for d in range(last + 1))
+        specs.append(f"{name!r}: TensorSpec([{listed}, *[None] * ({name}.dim() - {last + 1})])")
+    lines.append(
+        f"torch.compile(fn, dynamic_shapes=ShapesSpec({{{', '.join(specs)}}}))"
+        "  # shapes_spec= on torch 2.13"
+    )
+    return lines
 
 
 def environment(

@@ -10,12 +10,19 @@ import copy
 import importlib
 import inspect
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..sizes.paths import DimRef, Path, parse_path, resolve
 from ..sizes.points import BATCH
-from .model import BATCH_SOURCES, MARKS, LocationMark, Strategy, options_per_symbol
+from .model import (
+    BATCH_SOURCES,
+    MARKS,
+    LocationMark,
+    Strategy,
+    filled,
+    options_per_symbol,
+)
 
 
 def _resolve(dotted: str) -> tuple[Any, str]:
@@ -31,6 +38,8 @@ def missing_features(strategy: Strategy, *, target_is_compiled: bool = False) ->
             if target_is_compiled
             else ("the target is not torch.compile'd, so there is no decoration to run as is")
         )
+    from ..torch_compat import knobs
+
     for kind, options in _kinds_and_options(strategy):
         module_name, fn_name = MARKS[kind]
         try:
@@ -40,14 +49,27 @@ def missing_features(strategy: Strategy, *, target_is_compiled: bool = False) ->
         params = inspect.signature(fn).parameters
         unknown = [k for k in options if k not in params]
         if unknown:
-            return f"{fn_name}() in this torch has no option {', '.join(unknown)}"
+            return f"{fn_name}() in this torch has no option {', '.join(unknown)}" + (
+                knobs.release_of(f"{fn_name}:{unknown[0]}")
+            )
+    have = knobs.compile_keywords()
+    for key in strategy.compile:
+        if key not in have:
+            return f"torch.compile in this torch has no {key}= keyword" + knobs.release_of(
+                f"compile:{key}"
+            )
+    if strategy.shapes_spec and (knobs.spec_keyword() is None or not knobs.shapes_spec_types()):
+        return (
+            "torch.compile in this torch takes no ShapesSpec (dynamic_shapes= on torch 2.15, "
+            "shapes_spec= on torch 2.13)"
+        )
     for dotted in strategy.config:
         try:
             module, attr = _resolve(dotted)
         except ImportError:
             return f"config module for {dotted} does not exist in this torch"
         if not hasattr(module, attr):
-            return f"config {dotted} does not exist in this torch"
+            return f"config {dotted} does not exist in this torch" + knobs.release_of(dotted)
         from ..torch_compat.knobs import knob_not_honoured
 
         why = knob_not_honoured(dotted)
@@ -59,6 +81,57 @@ def missing_features(strategy: Strategy, *, target_is_compiled: bool = False) ->
         if not hasattr(torch.compiler, "set_stance"):
             return "torch.compiler.set_stance does not exist in this torch"
     return None
+
+
+#: What an inherited torch.compiler.config.static_sources overrides (measured on torch 2.15,
+#: and as its docstring says): automatic dynamic, dynamic=True, dynamic_sources, unbacked_sources
+#: and maybe_mark_dynamic; not mark_dynamic, mark_unbacked, nor a shapes spec.
+STATIC_SOURCES = "torch.compiler.config.static_sources"
+STATIC_SOURCES_ENV = "TORCH_COMPILE_STATIC_SOURCES"
+
+
+def inherited_overrides(
+    strategy: Strategy,
+    sources: Callable[[], list[tuple[str, int]]],
+    environ: Mapping[str, str],
+) -> list[str]:
+    """Notes for the inherited settings (in force before the strategy applies its own) that
+    override what this strategy does to the dims ``sources`` of its varying symbols: its counts
+    are then the setting's, not the strategy's."""
+    from ..torch_compat.settings import static_matches, value_of
+
+    value = value_of(STATIC_SOURCES)
+    if not isinstance(value, str) or not value or STATIC_SOURCES in strategy.config:
+        return []
+    held = static_matches(value, sources())
+    if not held or strategy.as_is:
+        return []
+    kinds = set(strategy.mark_kinds)
+    sources_config = [
+        k for k in strategy.config if k.endswith(("dynamic_sources", "unbacked_sources"))
+    ]
+    automatic = (
+        strategy.dynamic is None and not kinds and not strategy.shapes_spec and not sources_config
+    )
+    what = [
+        *(["dynamic=True"] if strategy.dynamic is True else []),
+        *(k.rsplit(".", 1)[-1] for k in sources_config),
+        *(["maybe_mark_dynamic"] if "maybe_dynamic" in kinds else []),
+        *(["automatic dynamic shapes"] if automatic else []),
+    ]
+    if not what:
+        return []
+    origin = (
+        f"{STATIC_SOURCES_ENV}={value!r} (inherited from the environment)"
+        if environ.get(STATIC_SOURCES_ENV) == value
+        else f"{STATIC_SOURCES}={value!r} (inherited: set before the run)"
+    )
+    dims = ", ".join(f"{s}:{d}" for s, d in held)
+    return [
+        f"overridden: {origin} holds {dims} static over this strategy's "
+        f"{' and '.join(what)}; these counts are that setting's, not the strategy's "
+        "(--clean-env runs without inherited compile settings)"
+    ]
 
 
 def _kinds_and_options(strategy: Strategy) -> list[tuple[str, Mapping[str, Any]]]:
@@ -214,10 +287,72 @@ class Marker:
         self._saved.clear()
 
 
-def marker(strategy: Strategy, acting: Sequence[str] = ("B",)) -> Marker | None:
-    """A ``Marker`` for the strategy's marks on the ``acting`` symbols, or None for none."""
-    plan = strategy.plan(acting)
+def marker(
+    strategy: Strategy,
+    acting: Sequence[str] = ("B",),
+    ranges: Mapping[str, tuple[int, int]] | None = None,
+) -> Marker | None:
+    """A ``Marker`` for the strategy's marks on the ``acting`` symbols, or None for none;
+    ``ranges`` (symbol -> smallest, largest size) fill the ``{min}``/``{max}`` placeholders."""
+    plan = {
+        symbol: (kind, filled(options, symbol, ranges or {}))
+        for symbol, (kind, options) in strategy.plan(acting).items()
+    }
     return Marker(plan, strategy.marks) if plan or strategy.marks else None
+
+
+def shapes_spec(
+    dims: Sequence[DimRef],
+    acting: Sequence[str],
+    inputs: tuple[tuple, Mapping[str, Any]] | None,
+    param_names: Sequence[str | None],
+    ranges: Mapping[str, tuple[int, int]],
+) -> dict[str, Any]:
+    """``{keyword: ShapesSpec}`` for torch.compile: one ShapeVar per acting symbol (named after
+    it, its range the scenario's), on the dims it moves of each top-level tensor argument.
+
+    A spec names parameters, so a dim inside a container (``cache.keys[*]``) or of a driver's
+    program cannot be written: ValueError says which."""
+    import torch
+
+    from ..torch_compat import knobs
+
+    keyword, types = knobs.spec_keyword(), knobs.shapes_spec_types()
+    assert keyword is not None and types is not None, "missing_features rules this out"
+    shapes_cls, tensor_cls, var_cls = types
+    if inputs is None:
+        raise ValueError("a shapes spec needs the scenario's inputs (a driver makes its own)")
+    args, kwargs = inputs
+    variables = {
+        s: var_cls(s, min=ranges[s][0], max=ranges[s][1]) if s in ranges else var_cls(s)
+        for s in acting
+    }
+    per_param: dict[str, list[Any]] = {}
+    for ref in dims:
+        if ref.symbol not in variables:
+            continue
+        if ref.path.steps:
+            raise ValueError(f"a shapes spec names parameters: {ref.path} is inside an argument")
+        head = ref.path.head
+        name = (
+            head
+            if isinstance(head, str)
+            else (param_names[head] if head < len(param_names) else None)
+        )
+        value = (
+            kwargs.get(head)
+            if isinstance(head, str)
+            else (args[head] if head < len(args) else None)
+        )
+        if name is None or not isinstance(value, torch.Tensor):
+            continue
+        shape = per_param.setdefault(name, [None] * value.dim())
+        for d in ref.dims:
+            shape[d] = variables[ref.symbol]
+    if not per_param:
+        raise ValueError("no tensor argument has a dim of the varying symbols to put in a spec")
+    spec = shapes_cls({name: tensor_cls(shape) for name, shape in per_param.items()})
+    return {keyword: spec}
 
 
 def compile_kwargs(strategy: Strategy, scenario_compile: Mapping[str, Any]) -> tuple[dict, dict]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from .model import BATCH_SOURCES, Strategy
+from .model import BATCH_SOURCES, SYMBOL, SYMBOL_MAX, SYMBOL_MIN, Strategy
 
 BUILTINS: Mapping[str, Strategy] = MappingProxyType(
     {
@@ -66,6 +66,60 @@ BUILTINS: Mapping[str, Strategy] = MappingProxyType(
                 "the target exactly as decorated by its own torch.compile(...).",
                 as_is=True,
             ),
+            # The knobs below run only where a scenario (or --strategies) names them.
+            Strategy(
+                "static_sources",
+                "torch.compiler.config.static_sources names the batch dims: they stay static "
+                "whatever else asks for dynamic (the control; torch 2.15).",
+                config={"torch.compiler.config.static_sources": BATCH_SOURCES},
+            ),
+            Strategy(
+                "shapes_spec",
+                "torch.compile(dynamic_shapes=ShapesSpec(...)) (shapes_spec= on torch 2.13): "
+                "one ShapeVar per varying symbol, its range the scenario's smallest and "
+                "largest size.",
+                shapes_spec=True,
+            ),
+            Strategy(
+                "isolate_recompiles",
+                "torch.compile(isolate_recompiles=True): this compile call keeps a cache and "
+                "recompile limit of its own.",
+                compile={"isolate_recompiles": True},
+            ),
+            Strategy(
+                "recompile_limit",
+                "torch.compile(recompile_limit=1): one compile for this call; sizes its entry "
+                "rejects run eagerly.",
+                compile={"recompile_limit": 1},
+            ),
+            Strategy(
+                "mark_unbacked_ranges",
+                "mark_unbacked(t, dim, shape_id=symbol, min=, max=) on the batch dims: one "
+                "shape_id per symbol, its range the scenario's smallest and largest size.",
+                mark="unbacked",
+                mark_options={"shape_id": SYMBOL, "min": SYMBOL_MIN, "max": SYMBOL_MAX},
+            ),
+            Strategy(
+                "maybe_mark_dynamic_ranges",
+                "maybe_mark_dynamic(t, dim, min=, max=) on the batch dims, the range the "
+                "scenario's smallest and largest size (torch 2.15).",
+                mark="maybe_dynamic",
+                mark_options={"min": SYMBOL_MIN, "max": SYMBOL_MAX},
+            ),
         )
     }
 )
+
+#: The knob strategies a scenario runs only when it names them (or "all"): a scenario without
+#: `strategies:` runs the others, as it always did.
+OPT_IN: tuple[str, ...] = (
+    "static_sources",
+    "shapes_spec",
+    "isolate_recompiles",
+    "recompile_limit",
+    "mark_unbacked_ranges",
+    "maybe_mark_dynamic_ranges",
+)
+
+#: What a scenario without `strategies:` runs: every built-in but ``OPT_IN``.
+DEFAULT_STRATEGIES: tuple[str, ...] = tuple(n for n in BUILTINS if n not in OPT_IN)

@@ -29,6 +29,14 @@ MARKS: Mapping[str, tuple[str, str]] = MappingProxyType(
 #: Placeholder in a config value, filled with the batch dims as Dynamo sources: "L['x']:0,...".
 BATCH_SOURCES = "{batch_sources}"
 
+#: Placeholders in a mark option, filled per size symbol when the run marks it: the symbol's
+#: name (a ``shape_id`` shared by every dim it moves), and the smallest and largest size the
+#: scenario's sequences give it (a range the compiler may assume).
+SYMBOL = "{symbol}"
+SYMBOL_MIN = "{min}"
+SYMBOL_MAX = "{max}"
+PLACEHOLDERS = (SYMBOL, SYMBOL_MIN, SYMBOL_MAX)
+
 
 @dataclass(frozen=True)
 class LocationMark:
@@ -71,6 +79,11 @@ class Strategy:
     #: Keyword arguments for the scenario's driver (``driver(fn, **sizes, **driver_options)``):
     #: a change to the program, e.g. {"cache_implementation": "static"}.
     driver_options: Mapping[str, Any] = field(default_factory=dict)
+    #: Compile with a declarative shapes spec (torch.fx.experimental.dynamic_spec.ShapesSpec)
+    #: built from the scenario: one ShapeVar per varying size symbol, with the symbol's smallest
+    #: and largest size in the scenario as its range, on the dims it moves. torch.compile takes it
+    #: as ``dynamic_shapes=`` or ``shapes_spec=``, whichever the release has.
+    shapes_spec: bool = False
 
     def summary(self) -> str:
         """The knobs in one line, e.g. for `recompile-probe strategies`."""
@@ -95,6 +108,8 @@ class Strategy:
             parts.append(f"{key}={value!r}")
         for key, value in self.driver_options.items():
             parts.append(f"driver {key}={value!r}")
+        if self.shapes_spec:
+            parts.append("shapes spec: ShapeVar(symbol, min, max) per varying symbol")
         return ", ".join(parts)
 
     def plan(self, acting: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -131,3 +146,31 @@ def options_per_symbol(options: Mapping[str, Any]) -> bool:
     return bool(options) and all(
         is_symbol(k) and isinstance(v, Mapping) for k, v in options.items()
     )
+
+
+def filled(
+    options: Mapping[str, Any], symbol: str, ranges: Mapping[str, tuple[int, int]]
+) -> dict[str, Any]:
+    """Mark options with the placeholders (``{symbol}``, ``{min}``, ``{max}``) replaced; an
+    option whose range is unknown is left out."""
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        if value == SYMBOL:
+            out[key] = symbol
+        elif value in (SYMBOL_MIN, SYMBOL_MAX):
+            if symbol in ranges:
+                out[key] = ranges[symbol][0 if value == SYMBOL_MIN else 1]
+        else:
+            out[key] = value
+    return out
+
+
+def symbol_ranges(points: Mapping[str, Sequence[Any]]) -> dict[str, tuple[int, int]]:
+    """symbol -> (smallest, largest size) over every point of every sequence: the range a
+    scenario gives each symbol."""
+    seen: dict[str, list[int]] = {}
+    for sequence in points.values():
+        for point in sequence:
+            for symbol, size in point.items:
+                seen.setdefault(symbol, []).append(size)
+    return {symbol: (min(sizes), max(sizes)) for symbol, sizes in seen.items()}

@@ -43,3 +43,47 @@ def shorten(path: str) -> str:
 def is_torch_file(path: str) -> bool:
     base = torch_dir()
     return base is not None and os.path.abspath(path).startswith(base + os.sep)
+
+
+_COMPILE_KEYWORDS: list[frozenset[str] | None] = []
+
+
+def compile_keywords() -> frozenset[str] | None:
+    """The keyword parameters of the installed ``torch.compile``, read from torch's own source
+    (``def compile`` in torch/__init__.py) so that a scenario can be checked without importing
+    torch; None when the source cannot be found or read."""
+    if not _COMPILE_KEYWORDS:
+        _COMPILE_KEYWORDS.append(_read_compile_keywords())
+    return _COMPILE_KEYWORDS[0]
+
+
+def _read_compile_keywords() -> frozenset[str] | None:
+    import ast
+    import importlib.util
+
+    torch = sys.modules.get("torch")
+    fn: Any = getattr(torch, "compile", None)
+    if fn is not None:  # imported already: the signature itself
+        import inspect
+
+        try:
+            return frozenset(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            pass
+    try:
+        spec = importlib.util.find_spec("torch")  # finds the package without importing it
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    try:
+        with open(spec.origin, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    found: set[str] = set()
+    for node in tree.body:  # the @overload stubs and the definition: their union
+        if isinstance(node, ast.FunctionDef) and node.name == "compile":
+            a = node.args
+            found.update(x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs])
+    return frozenset(found) or None

@@ -1,14 +1,64 @@
-"""Knobs a release may have without honouring them, measured by a canary compile."""
+"""Knobs a release may have without honouring them (measured by a canary compile), and the knobs
+only some releases have: which keyword or option the installed torch takes, and which release
+has the ones it lacks."""
 
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any
 
 import torch
 
 from .dynamo import reset_dynamo
 from .logs import quiet_torch_logs
+from .settings import defaults_restored
+
+#: A knob -> the release it was measured in, for "unsupported" to name where it exists.
+#: ``compile:NAME`` is a torch.compile keyword, ``FN:OPTION`` an option of a mark function.
+RELEASES: dict[str, str] = {
+    "torch.compiler.config.static_sources": "torch 2.15",
+    "compile:dynamic_shapes": "torch 2.15",
+    "compile:shapes_spec": "torch 2.13",
+    "compile:isolate_recompiles": "torch 2.13",
+    "compile:recompile_limit": "torch 2.13",
+    "maybe_mark_dynamic:min": "torch 2.15",
+    "maybe_mark_dynamic:max": "torch 2.15",
+    "mark_unbacked:shape_id": "torch 2.13",
+    "mark_unbacked:min": "torch 2.13",
+    "mark_unbacked:max": "torch 2.13",
+}
+
+#: torch.compile's keyword for a ShapesSpec, newest name first (each release rejects the other).
+SPEC_KEYWORDS = ("dynamic_shapes", "shapes_spec")
+
+
+def release_of(knob: str) -> str:
+    """ " (torch 2.15 has it)" for a knob whose release is known; "" otherwise."""
+    where = RELEASES.get(knob)
+    return f" ({where} has it)" if where else ""
+
+
+def compile_keywords() -> frozenset[str]:
+    """The keyword parameters of the installed torch.compile."""
+    return frozenset(inspect.signature(torch.compile).parameters)
+
+
+def spec_keyword() -> str | None:
+    """The torch.compile keyword that takes a ShapesSpec here; None where there is none."""
+    have = compile_keywords()
+    return next((k for k in SPEC_KEYWORDS if k in have), None)
+
+
+def shapes_spec_types() -> tuple[Any, Any, Any] | None:
+    """(ShapesSpec, TensorSpec, ShapeVar) from torch.fx.experimental.dynamic_spec, or None."""
+    try:
+        from torch.fx.experimental import dynamic_spec
+    except ImportError:
+        return None
+    names = ("ShapesSpec", "TensorSpec", "ShapeVar")
+    found = tuple(getattr(dynamic_spec, n, None) for n in names)
+    return None if None in found else found  # type: ignore[return-value]
 
 
 @functools.cache
@@ -32,7 +82,9 @@ def knob_not_honoured(dotted: str) -> str | None:
         reset_dynamo()
         try:
             config: Any = torch.compiler.config  # its knobs are module attributes patch() sets
-            with config.patch(unbacked_sources=value), quiet_torch_logs():
+            # an inherited setting (static_sources, say) would override the knob: the canary
+            # measures the knob itself, with every inherited config at its default
+            with defaults_restored(), config.patch(unbacked_sources=value), quiet_torch_logs():
                 compiled = torch.compile(canary, backend=backend)
                 for n in (1, 2, 3):
                     compiled(torch.ones(n))

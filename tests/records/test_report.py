@@ -59,7 +59,13 @@ def test_json_carries_the_contract_fields():
     data = json.loads(to_json(sample_report()))
     assert list(data)[0] == "schema_version" and data["schema_version"] == 1
     assert set(data["tool"]) == {"name", "version"}
-    assert set(data["environment"]) == {"torch", "python", "platform"}
+    assert set(data["environment"]) == {
+        "torch",
+        "python",
+        "platform",
+        "compile_settings",
+        "cleared_settings",
+    }
     assert set(data["scenario"]) == {"name", "path", "sha256"}
     run = data["runs"][0]
     assert CONTRACT_RUN_KEYS <= set(run)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
 import sys
 
@@ -14,7 +15,7 @@ from recompile_probe.cli import app
 from recompile_probe.errors import ScenarioError
 from recompile_probe.scenario.load import load, loads
 from recompile_probe.scenario.overrides import with_overrides
-from recompile_probe.strategies.builtins import BUILTINS
+from recompile_probe.strategies.builtins import BUILTINS, DEFAULT_STRATEGIES, OPT_IN
 
 # (yaml, line expected in the message or None, substrings expected in the message)
 
@@ -67,9 +68,39 @@ def test_default_scenario_is_embedded():
     assert s.target == "logprobs.count_greater_than"
     assert s.sequences["rl"] == (1, 2, 8)
     assert "mark_unbacked" in s.strategies and "as_is" not in s.strategies
+    # no `strategies:`: every built-in but the opt-in knob ones
     assert loads("target: logprobs.count_greater_than\nsequences: [1]\n").strategies == tuple(
-        BUILTINS
+        DEFAULT_STRATEGIES
     )
+    assert set(BUILTINS) - set(DEFAULT_STRATEGIES) == set(OPT_IN)
+
+
+def test_compile_takes_every_keyword_of_the_installed_torch_compile():
+    """Read from torch's source, without importing it: isolate_recompiles (rejected before),
+    name, and the spec keyword of this release; a typo still exits 2 listing them."""
+    import subprocess
+
+    base = "target: logprobs.count_greater_than\nsequences: [1]\n"
+    code = (
+        "import sys\nfrom recompile_probe.scenario.load import loads\n"
+        f"s = loads({base!r} + 'compile: {{isolate_recompiles: true, name: step}}')\n"
+        "print(dict(s.compile), 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.split("} ")[-1].strip() == "False", out.stderr
+    assert "'isolate_recompiles': True" in out.stdout
+    import torch
+
+    params = set(inspect.signature(torch.compile).parameters) - {"model", "dynamic", "backend"}
+    with pytest.raises(ScenarioError) as err:
+        loads(base + "compile: {isolate_recompile: true}\n")
+    assert "isolate_recompiles" in (err.value.remedy or "")  # did you mean
+    with pytest.raises(ScenarioError) as err:
+        loads(base + "compile: {zzz: 1}\n")
+    assert all(p in (err.value.remedy or "") for p in params), err.value.remedy
+    with pytest.raises(ScenarioError) as err:
+        loads(base + "compile: {isolate_recompiles: 3}\n")
+    assert "true or false" in err.value.message
 
 
 def test_inputs_parse(write_scenario):

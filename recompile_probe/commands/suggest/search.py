@@ -25,8 +25,17 @@ from .objective import ranked, worse
 
 #: What each varying dim may get; "static" = left unmarked (Dynamo's default applies).
 CHOICES = ("static", "dynamic", "unbacked")
-#: Whole-function alternatives to per-dim marks, measured when this torch supports them.
-WHOLE_FUNCTION = ("dynamic_true", "unbacked_sources", "backed_size_oblivious", "auto_unbacked")
+#: Whole-function alternatives to per-dim marks, measured when this torch supports them. Of the
+#: knob strategies only shapes_spec can lower the objective: static_sources only adds compiles,
+#: isolate_recompiles changes what other compile calls share (not this function's figures), and
+#: recompile_limit trades compiles for calls run eagerly.
+WHOLE_FUNCTION = (
+    "dynamic_true",
+    "unbacked_sources",
+    "backed_size_oblivious",
+    "auto_unbacked",
+    "shapes_spec",
+)
 #: Up to this many varying dims the search is exhaustive (3^4 = 81 markings).
 EXHAUSTIVE_MAX = 4
 

@@ -93,6 +93,14 @@ def env_section(tool: Tool, env: Environment, extra: Iterable[tuple[str, Any]] =
         ("torch", env.torch or cells.NA),
         ("python", env.python),
         ("platform", env.platform),
+        *(
+            (name, ", ".join(f"{k}={v}" for k, v in settings.items()))
+            for name, settings in (
+                ("inherited compile settings", env.compile_settings),
+                ("kept out by --clean-env", env.cleared_settings),
+            )
+            if settings
+        ),
         *extra,
     ]
     return (

@@ -206,6 +206,8 @@ def render(
             f"{first.backend if first else cells.NA} · torch {env.torch or cells.NA}",
         )
     )
+    for line in cells.settings_lines(env):
+        console.print(Text(line, style="yellow"))
     if not report.complete:
         console.print(Text("Interrupted: only the runs that finished are shown.", style="bold red"))
     for name, _sizes in report.sequences():

@@ -22,8 +22,9 @@ from recompile_probe.commands.suggest import bench
 from recompile_probe.commands.suggest.run import suggest
 from recompile_probe.scenario.load import load
 
-#: the seed op's two varying dims: 3^2 markings + 4 whole-function strategies
-PLANNED = 13
+#: the seed op's two varying dims: 3^2 markings + 5 whole-function strategies (shapes_spec the
+#: fifth)
+PLANNED = 14
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
