@@ -24,8 +24,8 @@ from recompile_probe.records.report import from_json, to_json
 from recompile_probe.scenario.load import load
 from recompile_probe.scenario.overrides import with_overrides
 
-#: the seed op's two varying dims: 3^2 markings + 4 whole-function strategies
-PLANNED = 13
+#: the seed op's two varying dims: 3^2 markings + 5 whole-function strategies (shapes_spec too)
+PLANNED = 14
 #: the candidates a run of the built-in scenario holds: its default and whole-function runs
 READ = ["no marks", "dynamic_true", "unbacked_sources", "backed_size_oblivious", "auto_unbacked"]
 
