@@ -71,6 +71,10 @@ class Strategy:
     #: Keyword arguments for the scenario's driver (``driver(fn, **sizes, **driver_options)``):
     #: a change to the program, e.g. {"cache_implementation": "static"}.
     driver_options: Mapping[str, Any] = field(default_factory=dict)
+    #: torch.compiler.set_enable_guard_collectives(True) for the run: every rank all-gathers
+    #: whether its guards passed before each compiled call, and all recompile if one missed
+    #: (only in a distributed scenario: it needs a process group)
+    guard_collectives: bool = False
 
     def summary(self) -> str:
         """The knobs in one line, e.g. for `recompile-probe strategies`."""
@@ -95,6 +99,8 @@ class Strategy:
             parts.append(f"{key}={value!r}")
         for key, value in self.driver_options.items():
             parts.append(f"driver {key}={value!r}")
+        if self.guard_collectives:
+            parts.append("set_enable_guard_collectives(True)")
         return ", ".join(parts)
 
     def plan(self, acting: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
