@@ -105,7 +105,7 @@ def run(
             sequence=sizes_arg(sequence),
             backend=backend,
         )
-        total = len(loaded.strategies) * len(loaded.sequences)
+        total = len(loaded.strategies) * len(loaded.sequences) * (loaded.ranks or 1)
         with progress(total, quiet) as (on_start, on_run):
             report = run_scenario(
                 loaded,
@@ -122,8 +122,13 @@ def run(
         if not quiet and (output is not None or fmt != "table"):
             from ..analysis.verdicts import verdict
 
+            from ..analysis.rank_runs import verdict as rank_verdict
+
             for name, _ in report.sequences():
-                err.print(verdict(name, report.runs_for(name)), soft_wrap=True)
+                if report.rank_runs is not None:
+                    err.print(rank_verdict(report.rank_runs, name), soft_wrap=True)
+                else:
+                    err.print(verdict(name, report.runs_for(name)), soft_wrap=True)
         if not report.complete:
             err.print("[bold red]interrupted[/]: the report holds the runs that finished.")
             raise typer.Exit(int(ExitCode.INTERRUPTED))

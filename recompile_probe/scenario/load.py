@@ -230,6 +230,7 @@ class _Validator(Context):
         value = data.get("distributed")
         if value is None:
             return {"distributed_backend": "gloo", "distributed_timeout_s": DEFAULT_PG_TIMEOUT_S}
+        self.typed("distributed", value, TOP_KEYS["distributed"])
         if not ranks:
             raise self.fail(
                 "distributed",
@@ -237,7 +238,6 @@ class _Validator(Context):
                 "one has none",
                 "Add `ranks: 2`, or drop `distributed:`.",
             )
-        self.typed("distributed", value, TOP_KEYS["distributed"])
         self.keys("distributed", value, DISTRIBUTED_KEYS)
         backend = self.typed(
             "distributed.backend", value.get("backend", "gloo"), DISTRIBUTED_KEYS["backend"]
