@@ -57,7 +57,9 @@ def _first_divergence(runs: dict[int, Run]) -> dict | None:
     return None
 
 
-def compare_strategy(sequence: str, strategy: str, runs: dict[int, Run], world: int) -> StrategyRanks:
+def compare_strategy(
+    sequence: str, strategy: str, runs: dict[int, Run], world: int
+) -> StrategyRanks:
     """One strategy over one sequence: ``runs`` rank -> that rank's run."""
     by_rank = {str(rank): figures(run) for rank, run in sorted(runs.items())}
     missing = [r for r in range(world) if r not in runs]
@@ -224,4 +226,8 @@ def verdict(rank_runs: RankRuns, sequence: str) -> str:
         parts.append(
             "not compared: " + "; ".join(f"{c.strategy} ({c.note or 'n/a'})" for c in unmeasured)
         )
-    return f"{sequence} on {rank_runs.world_size} ranks ({rank_runs.backend}): " + "; ".join(parts) + "."
+    return (
+        f"{sequence} on {rank_runs.world_size} ranks ({rank_runs.backend}): "
+        + "; ".join(parts)
+        + "."
+    )

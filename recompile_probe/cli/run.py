@@ -120,9 +120,8 @@ def run(
         emit(report, fmt, output, verbose)
         print_tlparse(report)
         if not quiet and (output is not None or fmt != "table"):
-            from ..analysis.verdicts import verdict
-
             from ..analysis.rank_runs import verdict as rank_verdict
+            from ..analysis.verdicts import verdict
 
             for name, _ in report.sequences():
                 if report.rank_runs is not None:

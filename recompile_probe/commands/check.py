@@ -118,7 +118,9 @@ def _run_some(
         return None
     from ..execution.session import rank_runs_of
 
-    runs_of_parts = ordered((r for p in parts for r in p.runs), scenario.points, scenario.strategies)
+    runs_of_parts = ordered(
+        (r for p in parts for r in p.runs), scenario.points, scenario.strategies
+    )
     return replace(
         parts[0],
         runs=runs_of_parts,

@@ -57,9 +57,7 @@ class RankExecutor:
             raise ValueError("RankExecutor runs scenarios with ranks:")
         self.scenario, self.world = scenario, scenario.ranks
         self.stall_s = (
-            timeout
-            if timeout is not None
-            else 2 * scenario.distributed_timeout_s + STALL_MARGIN_S
+            timeout if timeout is not None else 2 * scenario.distributed_timeout_s + STALL_MARGIN_S
         )
         self.trace_dir, self.debug = trace_dir, debug
         self._environment: Environment | None = None

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator, Sequence
 
 from ..analysis.rank_runs import compare as compare_ranks
 from ..errors import UsageError
-from ..records.rank_runs import RankRuns
 from ..records.environment import current
 from ..records.order import ordered
+from ..records.rank_runs import RankRuns
 from ..records.report import Report, ScenarioRef, Tool
 from ..records.run import Run
 from ..scenario.model import Scenario
@@ -83,9 +83,7 @@ def rank_runs_of(scenario: Scenario, runs: Sequence[Run]) -> RankRuns | None:
     """A distributed scenario's runs, each strategy's ranks compared; None for one process."""
     if not scenario.ranks:
         return None
-    return compare_ranks(
-        runs, scenario.ranks, scenario.distributed_backend, scenario.strategies
-    )
+    return compare_ranks(runs, scenario.ranks, scenario.distributed_backend, scenario.strategies)
 
 
 def executor_for(

@@ -146,7 +146,11 @@ class _Validator(Context):
             if budget.key in RANK_KEYS and not ranks:
                 raise self.fail(
                     next(
-                        (k for k in self.lines if k.startswith("expect.") and k.endswith(budget.key)),
+                        (
+                            k
+                            for k in self.lines
+                            if k.startswith("expect.") and k.endswith(budget.key)
+                        ),
                         "expect",
                     ),
                     f"{budget.key} compares the ranks of a distributed scenario, and this one "

@@ -50,16 +50,23 @@ def test_ranks_agree_when_every_figure_is_equal_and_the_fewest_compiles_win():
 def test_not_measured_failed_and_missing_ranks_never_agree():
     why = RunError("Unsupported", "enable_compiler_collectives fails here", None)
     unsupported = [
-        replace(sample_run("compiler_collectives", 0, 0, None, status="unsupported"), rank=r,
-                compiles=None, recompiles=None, graphs=None, error=why)
+        replace(
+            sample_run("compiler_collectives", 0, 0, None, status="unsupported"),
+            rank=r,
+            compiles=None,
+            recompiles=None,
+            graphs=None,
+            error=why,
+        )
         for r in (0, 1)
     ]
     lost = [on(0, sample_run("static", 1, 9, 1.0), "compile")]
     timeout = RunError("Timeout", "no rank finished a run for 6 s", None)
     half = [
         on(0, sample_run("mark_dynamic", 1, 9, 1.0), "compile"),
-        replace(on(1, sample_run("mark_dynamic", 1, 9, 1.0), "compile"), status="error",
-                error=timeout),
+        replace(
+            on(1, sample_run("mark_dynamic", 1, 9, 1.0), "compile"), status="error", error=timeout
+        ),
     ]
     ranks = compare([*unsupported, *lost, *half], 2, "gloo")
     cc = ranks.of("rl", "compiler_collectives")

@@ -48,16 +48,20 @@ def report(scenario):
 def truth(scenario, tmp_path_factory):
     """Each rank's own counts, from a plain two-rank program that never imports the tool."""
     folder = tmp_path_factory.mktemp("truth")
-    sizes = {
-        str(r): [p.get("B") for p in scenario.for_rank(r).points["epoch_end"]] for r in (0, 1)
-    }
+    sizes = {str(r): [p.get("B") for p in scenario.for_rank(r).points["epoch_end"]] for r in (0, 1)}
     (folder / "sizes.json").write_text(json.dumps(sizes))
     port = str(free_port())
     procs = [
         subprocess.Popen(
             [sys.executable, str(TRUTH), str(folder / f"rank{r}.json"), str(folder / "sizes.json")],
-            env={**os.environ, "RANK": str(r), "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1",
-                 "MASTER_PORT": port, "OMP_NUM_THREADS": "1"},
+            env={
+                **os.environ,
+                "RANK": str(r),
+                "WORLD_SIZE": "2",
+                "MASTER_ADDR": "127.0.0.1",
+                "MASTER_PORT": port,
+                "OMP_NUM_THREADS": "1",
+            },
         )
         for r in (0, 1)
     ]
@@ -82,13 +86,18 @@ def test_each_ranks_figures_are_that_ranks_own_compiles(report, truth):
         own = truth[run.rank]["strategies"][run.strategy]
         assert run.status == "ok", run.error
         assert (run.compiles, run.recompiles, run.failed_compiles, run.graphs) == (
-            own["compiles"], own["recompiles"], own["failed"], own["graphs"]
+            own["compiles"],
+            own["recompiles"],
+            own["failed"],
+            own["graphs"],
         ), (run.strategy, run.rank)
         assert [c.event for c in run.calls] == own["events"], (run.strategy, run.rank)
         assert run.outputs_match is True  # each call against eager, all_reduce included
         figures = report.rank_runs.of("epoch_end", run.strategy).by_rank[str(run.rank)]
         assert (figures.compiles, figures.recompiles, figures.failed) == (
-            own["compiles"], own["recompiles"], own["failed"]
+            own["compiles"],
+            own["recompiles"],
+            own["failed"],
         )
 
 
@@ -132,9 +141,7 @@ def test_the_comparison_round_trips_and_check_gates_on_it(report, scenario):
     gate = replace(scenario, budgets=(Budget("*", "*", "ranks_agree", True, "flag"),))
     judged, _ = judge(report, gate)
     broken = {(r.strategy, r.rank) for r in judged.runs if r.violations}
-    expected = {
-        (c.strategy, 0) for c in report.rank_runs.comparisons if c.agree is not True
-    }
+    expected = {(c.strategy, 0) for c in report.rank_runs.comparisons if c.agree is not True}
     assert broken == expected and ("default", 0) in broken
 
 

@@ -73,8 +73,16 @@ def test_the_command_line_sequence_is_every_ranks():
         (TARGET + "ranks: 1\nsequences: [1]\n", "ranks", "2 or more"),
         (TARGET + "ranks: true\nsequences: [1]\n", "ranks", "a boolean"),
         (TARGET + "distributed: {backend: gloo}\nsequences: [1]\n", "distributed", "`ranks:`"),
-        (RANKED + "distributed: {timeout: 3}\nsequences: [1]\n", "distributed.timeout", "timeout_s"),
-        (RANKED + "distributed: {timeout_s: 0}\nsequences: [1]\n", "distributed.timeout_s", "positive"),
+        (
+            RANKED + "distributed: {timeout: 3}\nsequences: [1]\n",
+            "distributed.timeout",
+            "timeout_s",
+        ),
+        (
+            RANKED + "distributed: {timeout_s: 0}\nsequences: [1]\n",
+            "distributed.timeout_s",
+            "positive",
+        ),
         (
             TARGET + "strategies: [guard_collectives]\nsequences: [1]\n",
             "strategies[0]",
@@ -85,7 +93,11 @@ def test_the_command_line_sequence_is_every_ranks():
             "expect.default.ranks_agree",
             "no `ranks:`",
         ),
-        (RANKED + "expect: {default: {ranks_agree: 1}}\nsequences: [1]\n", "ranks_agree", "true or false"),
+        (
+            RANKED + "expect: {default: {ranks_agree: 1}}\nsequences: [1]\n",
+            "ranks_agree",
+            "true or false",
+        ),
     ],
 )
 def test_mistakes_name_the_key_and_say_what_to_do(text, key, words):
