@@ -53,8 +53,9 @@ def render(report: Report, **_: object) -> str:
         out += ["**Interrupted: only the runs that finished are shown.**", ""]
     for name, _sizes in report.sequences():
         every = report.runs_for(name)
-        ranks: list[int | None] = sorted({r.rank for r in every if r.rank is not None})
-        for rank in ranks or [None]:  # a distributed scenario: each rank's runs, then the ranks
+        ranks = sorted({r.rank for r in every if r.rank is not None})
+        shown: list[int | None] = [*ranks] if ranks else [None]
+        for rank in shown:  # a distributed scenario: each rank's runs, then the ranks
             runs = [r for r in every if r.rank == rank]
             label = f"`{name}`" + ("" if rank is None else f" · rank {rank}")
             out += _sequence(label, name, runs)
