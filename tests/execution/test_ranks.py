@@ -114,8 +114,12 @@ def test_the_ranks_compared_and_the_strategy_that_makes_them_agree(report, truth
         key=lambda s: (truth[1]["strategies"][s]["compiles"], STRATEGIES.index(s)),
     )
     assert ranks.best == {"epoch_end": fewest}
-    # guard collectives: the rank whose guards passed recompiled with the one whose failed
+    # guard collectives: the rank whose guards passed recompiled with the one whose failed,
+    # and its reason says so (its own guards would have passed)
     assert truth[0]["strategies"]["guard_collectives"]["recompiles"] == 1
+    followed = next(r for r in report.runs if r.strategy == "guard_collectives" and r.rank == 0)
+    (event,) = [e for e in followed.compile_events if e.recompile]
+    assert event.reason_kind == "peer_rank_recompiled"
 
 
 def test_compiler_collectives_are_not_measured_where_they_fail_here(report, truth):
@@ -176,7 +180,7 @@ def test_the_table_and_markdown_show_each_rank_then_the_ranks(report):
     from recompile_probe.render.formats import render
 
     best = report.rank_runs.best["epoch_end"]
-    for fmt in ("table", "markdown"):
+    for fmt in ("table", "markdown", "html"):
         text = render(report, fmt, width=200)
         assert "epoch_end` · rank 1" in text or "epoch_end · rank 1" in text, fmt
         assert "Ranks verdict:" in text and f"{best} makes every rank compile the same" in text
