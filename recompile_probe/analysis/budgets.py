@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..reasons.text import without_comments
+from ..records.rank_runs import RankRuns
 from ..records.run import Run, Violation
 from ..scenario.budgets import Budget
-from ..scenario.keys import KEYS, MAX_KEYS
+from ..scenario.keys import KEYS, MAX_KEYS, RANK_KEYS
+from .rank_runs import agreement, divergence
 from .sequence import at_call, moved, transitions
 
 
@@ -44,9 +46,24 @@ def _why(run: Run, key: str) -> tuple[str, ...]:
     return _recompile_reasons(run)
 
 
-def evaluate(run: Run, budgets: Iterable[Budget]) -> tuple[Violation, ...]:
+def evaluate(
+    run: Run, budgets: Iterable[Budget], rank_runs: RankRuns | None = None
+) -> tuple[Violation, ...]:
+    """``rank_runs``: the ranks compared, for the budgets judged across ranks (``RANK_KEYS``),
+    whose violation is written once, on the lowest rank's run."""
     violations = []
     for key, budget in effective(run, budgets).items():
+        if key in RANK_KEYS:
+            compared = agreement(rank_runs, run)
+            if compared is not None and str(run.rank) != min(compared.by_rank, key=int):
+                continue
+            actual = None if compared is None else compared.agree
+            if actual != budget.limit:
+                why: tuple[str, ...] = ()
+                if compared is not None:
+                    why = (divergence(compared),) + ((compared.note,) if compared.note else ())
+                violations.append(Violation(key, budget.limit, actual, why, budget.source))
+            continue
         if key in MAX_KEYS:
             actual = getattr(run, MAX_KEYS[key])
             broken = actual is None or actual > budget.limit

@@ -56,7 +56,7 @@ def judge(report: Report, scenario: Scenario) -> tuple[Report, int]:
     runs, checked = [], 0
     for run in report.runs:
         checked += len(effective(run, scenario.budgets))
-        runs.append(replace(run, violations=evaluate(run, scenario.budgets)))
+        runs.append(replace(run, violations=evaluate(run, scenario.budgets, report.rank_runs)))
     return replace(report, runs=tuple(runs)), checked
 
 

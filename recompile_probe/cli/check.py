@@ -129,7 +129,7 @@ def check(
         stored = None
         if baseline is not None and (baseline.exists() or not update_baseline):
             stored = read_reports(baseline)
-        total = sum(len(s.strategies) * len(s.sequences) for s in loaded)
+        total = sum(len(s.strategies) * len(s.sequences) * (s.ranks or 1) for s in loaded)
         if from_report is not None:
             outcome = check_mod.from_reports(
                 loaded,

@@ -230,7 +230,8 @@ def progress(total: int, quiet: bool) -> Iterator[tuple]:
                 if r.status == "ok"
                 else (r.error.type if r.error else r.status)
             )
-            err.print(f"  {r.sequence_name} / {r.strategy}: {r.status} ({figures})")
+            where = "" if r.rank is None else f" · rank {r.rank}"
+            err.print(f"  {r.sequence_name} / {r.strategy}{where}: {r.status} ({figures})")
 
         err.print(f"probing {total} runs...")
         yield None, line

@@ -46,7 +46,8 @@ def strategies(
         if scenario is not None:
             from ..scenario.load import load
 
-            known.update(load(scenario).custom_strategies)
+            loaded = load(scenario)
+            known.update({name: loaded.strategy(name) for name in loaded.known_strategies()})
         table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
         for header in ("strategy", "what it does", "knobs"):
             table.add_column(header, overflow="fold", no_wrap=header == "strategy")

@@ -113,7 +113,7 @@ def run(
             sequence=sizes_arg(sequence),
             backend=backend,
         )
-        total = len(loaded.strategies) * len(loaded.sequences)
+        total = len(loaded.strategies) * len(loaded.sequences) * (loaded.ranks or 1)
         with (
             clean_environment(clean_env) as inherited,
             progress(total, quiet) as (
@@ -136,10 +136,14 @@ def run(
         emit(report, fmt, output, verbose)
         print_tlparse(report)
         if not quiet and (output is not None or fmt != "table"):
+            from ..analysis.rank_runs import verdict as rank_verdict
             from ..analysis.verdicts import verdict
 
             for name, _ in report.sequences():
-                err.print(verdict(name, report.runs_for(name)), soft_wrap=True)
+                if report.rank_runs is not None:
+                    err.print(rank_verdict(report.rank_runs, name), soft_wrap=True)
+                else:
+                    err.print(verdict(name, report.runs_for(name)), soft_wrap=True)
         if not report.complete:
             err.print("[bold red]interrupted[/]: the report holds the runs that finished.")
             raise typer.Exit(int(ExitCode.INTERRUPTED))

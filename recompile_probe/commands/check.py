@@ -122,10 +122,16 @@ def _run_some(
             break
     if not parts:
         return None
+    from ..execution.session import rank_runs_of
+
+    runs_of_parts = ordered(
+        (r for p in parts for r in p.runs), scenario.points, scenario.strategies
+    )
     return replace(
         parts[0],
-        runs=ordered((r for p in parts for r in p.runs), scenario.points, scenario.strategies),
+        runs=runs_of_parts,
         complete=all(p.complete for p in parts),
+        rank_runs=rank_runs_of(scenario, runs_of_parts),
     )
 
 
@@ -160,7 +166,8 @@ def from_reports(
                 "is left out of its report).",
             )
         plan = list(planned(scenario.points, scenario.strategies))
-        held = [(r.sequence_name, r.strategy) for r in report.runs]
+        # a distributed scenario's report holds a run per rank of each planned one
+        held = list(dict.fromkeys((r.sequence_name, r.strategy) for r in report.runs))
         if sorted(plan) != sorted(held):
             lost = [f"{a} / {b}" for a, b in plan if (a, b) not in held]
             more = [f"{a} / {b}" for a, b in held if (a, b) not in plan]

@@ -25,8 +25,12 @@ class Prepared:
         warm_up(
             scenario.backend, scenario.backend_mode, dict(scenario.backend_options or {}) or None
         )
+        # a rank of a distributed scenario calls every point, as its peers' collectives expect
+        self.every_call = bool(scenario.ranks)
         self.references: dict[tuple, EagerReference] = {
-            (name, ()): eager_reference(self.target, points, scenario.repeats)
+            (name, ()): eager_reference(
+                self.target, points, scenario.repeats, every_call=self.every_call
+            )
             for name, points in scenario.points.items()
         }
 
@@ -35,7 +39,11 @@ class Prepared:
         key = (sequence, tuple(sorted((k, repr(v)) for k, v in (options or {}).items())))
         if key not in self.references:
             self.references[key] = eager_reference(
-                self.target, scenario.points[sequence], scenario.repeats, options
+                self.target,
+                scenario.points[sequence],
+                scenario.repeats,
+                options,
+                every_call=self.every_call,
             )
         return self.references[key]
 

@@ -91,17 +91,26 @@ class WorkerProcess:
         sys.stderr.flush()
 
 
-def start(folder: Path, label: str, *, debug: bool = False) -> WorkerProcess:
-    """Start ``python -m recompile_probe.execution.worker`` in ``folder`` (its job file, output
-    records and stderr live there), ready for job lines on its standard input."""
+def start(
+    folder: Path,
+    label: str,
+    *,
+    debug: bool = False,
+    module: str = "recompile_probe.execution.worker",
+    env: dict[str, str] | None = None,
+    job_extra: dict | None = None,
+) -> WorkerProcess:
+    """Start ``python -m recompile_probe.execution.worker`` (or ``module``, which speaks the same
+    protocol) in ``folder`` (its job file, output records and stderr live there), ready for job
+    lines on its standard input; ``env`` is added to ours, ``job_extra`` to its job file."""
     job, out, err = folder / "job.json", folder / "runs.jsonl", folder / "stderr.txt"
-    job.write_text(json.dumps({"debug": debug, "parent": os.getpid()}))
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    job.write_text(json.dumps({"debug": debug, "parent": os.getpid(), **(job_extra or {})}))
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     with open(err, "wb") as err_file:
         # Its own session: the terminal's Ctrl-C reaches only us (we decide what the worker
         # loses), and killpg reaches everything the worker started.
         proc = subprocess.Popen(
-            [sys.executable, "-m", "recompile_probe.execution.worker", str(job), str(out)],
+            [sys.executable, "-m", module, str(job), str(out)],
             stdin=subprocess.PIPE,
             stdout=err_file,
             stderr=err_file,

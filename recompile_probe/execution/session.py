@@ -14,9 +14,11 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
+from ..analysis.rank_runs import compare as compare_ranks
 from ..errors import UsageError
 from ..records.environment import CLEAN_ENV, cleaned, compile_variables, current
 from ..records.order import ordered
+from ..records.rank_runs import RankRuns
 from ..records.report import Report, ScenarioRef, Tool
 from ..records.run import Run
 from ..scenario.model import Scenario
@@ -36,6 +38,7 @@ __all__ = [
     "header",
     "open_pool",
     "parse_jobs",
+    "rank_runs_of",
     "run_jobs",
     "run_scenario",
     "scenario_jobs",
@@ -70,13 +73,22 @@ def run_scenario(
     finally:
         executor.close()  # no worker, nor anything it started, outlives the session
     report = header(scenario)
+    runs = ordered(finished, scenario.points, scenario.strategies)
     return Report(
         report.tool,
         executor.environment() or report.environment,
         report.scenario,
-        ordered(finished, scenario.points, scenario.strategies),
+        runs,
         complete=complete,
+        rank_runs=rank_runs_of(scenario, runs),
     )
+
+
+def rank_runs_of(scenario: Scenario, runs: Sequence[Run]) -> RankRuns | None:
+    """A distributed scenario's runs, each strategy's ranks compared; None for one process."""
+    if not scenario.ranks:
+        return None
+    return compare_ranks(runs, scenario.ranks, scenario.distributed_backend, scenario.strategies)
 
 
 def executor_for(
@@ -92,7 +104,12 @@ def executor_for(
     of reused worker processes, ``timeout`` limiting each run, the report the one
     ``isolate="process"`` gives apart from timings; ``isolate="process"``: a fresh process per
     strategy, ``timeout`` per strategy; else inline. ``debug`` keeps torch's own error logs
-    (workers included)."""
+    (workers included). A scenario with ``ranks:`` runs on its rank processes in every mode
+    (ranks.py), ``timeout`` bounding how long they may go without finishing a run."""
+    if scenario.ranks:
+        from .ranks import RankExecutor
+
+        return RankExecutor(scenario, timeout, trace_dir, debug)
     if jobs > 1 or pool is not None:
         own = pool is None
         active = pool if pool is not None else Pool(jobs, timeout=timeout, debug=debug)

@@ -77,7 +77,9 @@ def _job_stream() -> TextIO:
     return os.fdopen(private, "r", encoding="utf-8")
 
 
-def serve(out_path: str, debug: bool) -> int:
+def serve(out_path: str, debug: bool, before_run: Callable[[], None] | None = None) -> int:
+    """``before_run``: called before each job (a rank process waits there for the other ranks,
+    so that every rank starts each strategy together)."""
     jobs = _job_stream()
     started = time.perf_counter()
     from ..records.environment import current
@@ -94,6 +96,8 @@ def serve(out_path: str, debug: bool) -> int:
                 continue
             job = json.loads(line)
             scenario = protocol.decode(job["scenario"])
+            if before_run is not None:
+                before_run()
             try:
                 t0 = time.perf_counter()
                 key = protocol.preparation_key(scenario)

@@ -119,7 +119,10 @@ class Driver:
             )
         # The program's own result is compared too; a difference lands on the point's last call.
         outcome = compare(
-            result, self.reference.outputs[point], self.scenario.rtol, self.scenario.atol
+            result,
+            self.reference.result(point_index, point),
+            self.scenario.rtol,
+            self.scenario.atol,
         )
         if outcome.match is not True and len(self.calls) > first:
             last = self.calls[-1]

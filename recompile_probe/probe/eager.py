@@ -30,6 +30,13 @@ class EagerReference:
     outputs: dict[Point, Any] = field(default_factory=dict)
     calls: dict[Point, list[Any]] = field(default_factory=dict)
     steady_us: float | None = None
+    #: the driver's return value per point index, where it depends on more than the point: a
+    #: rank's result after a collective holds what its peers computed at that call
+    results: dict[int, Any] = field(default_factory=dict)
+
+    def result(self, index: int, point: Point) -> Any:
+        """What the driver returned at call ``index`` (of ``point``) in eager."""
+        return self.results[index] if index in self.results else self.outputs[point]
 
 
 def eager_reference(
@@ -37,14 +44,27 @@ def eager_reference(
     points: tuple[Point, ...],
     repeats: int,
     options: Mapping[str, Any] | None = None,
+    every_call: bool = False,
 ) -> EagerReference:
     """``options``: a strategy's driver_options; the program they change has its own eager
-    outputs."""
+    outputs. ``every_call``: drive a point seen before again (its outputs kept from the first
+    time), as a rank of a distributed scenario must: its driver's collectives pair with the
+    other ranks' calls one for one."""
     ref = EagerReference()
     last: Inputs | None = None
     with eager_stance():
         for index, point in enumerate(points):
             if point in ref.outputs:
+                if every_call and target.driver is not None:
+                    dressed = dressed_as(lambda *a, **k: target.fn(*a, **k), target.fn)
+                    ref.results[index] = snapshot(
+                        _eager(
+                            lambda: target.drive(dressed, point, options),  # noqa: B023
+                            index,
+                            point,
+                            "the driver",
+                        )
+                    )
                 continue
             driver = target.driver
             # the closures below are called before the loop moves on (B023 does not apply)
@@ -69,6 +89,8 @@ def eager_reference(
                         "the driver",
                     )
                 )
+                if every_call:
+                    ref.results[index] = ref.outputs[point]
                 last = seen[-1] if seen else last
                 continue
             assert target.make_inputs is not None

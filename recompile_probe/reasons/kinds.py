@@ -207,6 +207,15 @@ TABLE: Mapping[str, Kind] = MappingProxyType(
                 "marking that triggers it (a shape_id shared by tensors whose sizes differ, sizes "
                 "outside a mark's min/max), and report it to PyTorch",
             ),
+            Kind(
+                "peer_rank_recompiled",
+                "this rank's guards passed, but another rank's failed and guard collectives "
+                'made every rank recompile (Dynamo: "Unexpected recompilation: runtime guards '
+                'failed even though they passed during recompilation-reason analysis")',
+                "this rank recompiled for another rank (guard collectives keep the ranks "
+                "together): the cause is the other rank's recompile, read its reason.",
+                "remove the recompile on the rank whose guards failed; this one follows it",
+            ),
         )
     }
 )

@@ -54,7 +54,7 @@ class ReasonDetail:
 
     kind: str  #: one of KINDS
     what: str  #: size, stride, dtype, requires_grad, device, rank, value, type, id,
-    #: global state, shape-env expression, recompile limit, unknown
+    #: global state, shape-env expression, recompile limit, another rank's guards, unknown
     source: str | None = None  #: e.g. L['x'], or the expression's subject
     dim: int | None = None
     expected: str | None = None
@@ -69,6 +69,11 @@ class ReasonDetail:
         return asdict(self)
 
 
+#: how Dynamo words a recompile whose guards all pass here: with guard collectives on, another
+#: rank's guards failed and every rank recompiles (measured on torch 2.13, gloo)
+PEER_RECOMPILE = "Unexpected recompilation: runtime guards failed even though they passed"
+
+
 def parse_line(line: str) -> ReasonDetail:
     entry, body = entry_line(line)
     comment = body.partition("  #")[2].strip()
@@ -76,6 +81,8 @@ def parse_line(line: str) -> ReasonDetail:
     base: dict[str, Any] = {"entry": entry, "text": body}
     if body.startswith("BACKEND_MATCH"):
         return ReasonDetail("backend_change", "backend", **base)
+    if body.startswith(PEER_RECOMPILE):
+        return ReasonDetail("peer_rank_recompiled", "another rank's guards", **base)
     if is_internal_error(body):
         return ReasonDetail("torch_internal_error", "internal assertion", **base)
     aliased = _ALIASED.match(body)

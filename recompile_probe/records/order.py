@@ -21,11 +21,17 @@ def planned(sequences: Iterable[str], strategies: Sequence[str]) -> Iterator[tup
 def ordered(
     runs: Iterable[Run], sequences: Iterable[str], strategies: Iterable[str]
 ) -> tuple[Run, ...]:
-    """``runs`` in report order (a run of an unknown sequence or strategy goes first)."""
+    """``runs`` in report order (a run of an unknown sequence or strategy goes first); the
+    runs of one strategy and sequence on several ranks by rank."""
     seq_rank = {name: i for i, name in enumerate(sequences)}
     strat_rank = {name: i for i, name in enumerate(strategies)}
     return tuple(
         sorted(
-            runs, key=lambda r: (seq_rank.get(r.sequence_name, 0), strat_rank.get(r.strategy, 0))
+            runs,
+            key=lambda r: (
+                seq_rank.get(r.sequence_name, 0),
+                strat_rank.get(r.strategy, 0),
+                -1 if r.rank is None else r.rank,
+            ),
         )
     )

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ReportError
+from .rank_runs import RankRuns, rank_runs_from_dict
 from .run import CacheEntry, Call, CompileEvent, GuardLine, Run, RunError, Violation
 
 SCHEMA_VERSION = 1
@@ -56,6 +57,9 @@ class Report:
     schema_version: int = SCHEMA_VERSION
     #: False when the run was interrupted and ``runs`` holds only what finished.
     complete: bool = True
+    #: a scenario with `ranks:`: every strategy's runs on each rank compared (``runs`` then holds
+    #: one run per rank, each with its ``rank``); None for a single-process scenario
+    rank_runs: RankRuns | None = None
 
     def sequences(self) -> list[tuple[str, tuple[int, ...]]]:
         """(name, batch sizes) in first-seen order."""
@@ -66,6 +70,10 @@ class Report:
 
     def runs_for(self, sequence_name: str) -> list[Run]:
         return [r for r in self.runs if r.sequence_name == sequence_name]
+
+    def ranks(self) -> list[int | None]:
+        """The ranks the runs were made on, in order; [None] for a single-process report."""
+        return sorted({r.rank for r in self.runs}, key=lambda r: -1 if r is None else r) or [None]
 
 
 # --- JSON -----------------------------------------------------------------------------------------
@@ -161,6 +169,7 @@ def from_dict(data: dict[str, Any]) -> Report:
         runs=runs,
         schema_version=version,
         complete=data.get("complete", True),
+        rank_runs=rank_runs_from_dict(data["rank_runs"]) if data.get("rank_runs") else None,
     )
 
 

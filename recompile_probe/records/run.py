@@ -245,6 +245,9 @@ class Run:
     #: the target's positional parameter names (and its **kwargs name), for marks by index;
     #: None as for argument_dims
     param_names: tuple[str | None, ...] | None = None
+    #: the rank whose process made this run, in a scenario with `ranks:` (each strategy and
+    #: sequence then has one run per rank); None: a single-process run
+    rank: int | None = None
 
 
 def figureless_run(

@@ -21,7 +21,7 @@ from typing import Any
 from ..records.run import STATUSES
 from ..sizes.paths import PATH_PATTERN
 from ..sizes.points import SYMBOL
-from ..strategies.builtins import BUILTINS
+from ..strategies.builtins import BUILTINS, RANK_BUILTINS
 from ..strategies.model import MARKS
 from .builtin_targets import BUILTIN_TARGETS
 
@@ -102,7 +102,15 @@ _DIMS = {
 }
 _MARKS = list(MARKS)
 _BUILTIN_NAMES = list(BUILTINS)
-_STRATEGY_NAMES = [*_BUILTIN_NAMES, "all"]
+_RANK_NAMES = list(RANK_BUILTINS)
+_STRATEGY_NAMES = [*_BUILTIN_NAMES, *_RANK_NAMES, "all"]
+#: process group backends a distributed scenario may name ("cpu:gloo" is torch's device:backend
+#: form); anything else torch.distributed knows is accepted too and tried as written
+PG_BACKENDS = ("gloo", "cpu:gloo", "nccl", "mpi")
+#: seconds a collective waits for the other ranks by default
+DEFAULT_PG_TIMEOUT_S = 60.0
+#: the sequence form that gives each rank its own sizes
+BY_RANK = "by_rank"
 
 
 # --- the tables -------------------------------------------------------------------------------
@@ -238,6 +246,18 @@ TOP_KEYS = table(
         {"type": "object", "$ref": "#/$defs/tolerance"},
         "a mapping with rtol and atol",
     ),
+    ranks=Key(
+        "Run the scenario on this many ranks (2 or more): the tool starts one process per rank, "
+        "joins them in a process group (`distributed:`) and runs every strategy on every rank, "
+        "each over its own sizes (a sequence's `by_rank:`), to compare the ranks.",
+        {"type": "integer", "minimum": 2},
+        "a number of ranks (an integer, 2 or more)",
+    ),
+    distributed=Key(
+        "With `ranks:`: the process group the ranks join (backend, timeout_s).",
+        {"type": "object", "$ref": "#/$defs/distributed"},
+        "a mapping with backend and timeout_s",
+    ),
     expect=Key(
         'Budgets `check` gates on: strategy (or "*") -> budgets, or -> sequence (or '
         '"*") -> budgets.',
@@ -283,6 +303,21 @@ COMPILE_KEYS = table(
         "true or false",
     ),
     name=Key("torch.compile(name=...).", {"type": ["string", "null"]}, "a string"),
+)
+
+DISTRIBUTED_KEYS = table(
+    backend=Key(
+        "torch.distributed backend: gloo (CPU, the default), cpu:gloo, nccl, ...",
+        {"type": "string", "pattern": r"\S"},
+        "a process group backend name",
+    ),
+    timeout_s=Key(
+        "Seconds a collective waits for the other ranks before it fails (default "
+        f"{DEFAULT_PG_TIMEOUT_S:g}); a rank that makes no progress for twice this plus 60 s "
+        "is stopped, and its unfinished runs are reported as a Timeout.",
+        {"type": "number", "exclusiveMinimum": 0},
+        "a number of seconds",
+    ),
 )
 
 TOLERANCE_KEYS = table(
@@ -439,8 +474,16 @@ BUDGET_KEYS = table(
         {"type": "string", "enum": list(STATUSES)},
         f"one of {', '.join(STATUSES)}",
     ),
+    ranks_agree=Key(
+        "With `ranks:`: true fails unless every rank compiles the same under the strategy "
+        "(compiles, recompiles, failed compiles, recompile limit hits, status).",
+        {"type": "boolean"},
+        "true or false",
+    ),
 )
 KEYS = tuple(BUDGET_KEYS)
+#: budgets judged across the ranks of a strategy, not on one run
+RANK_KEYS = ("ranks_agree",)
 
 
 # --- what the tables refer to, and what holds across keys ---------------------------------------
@@ -462,7 +505,10 @@ def defs() -> dict[str, Any]:
             "type": "string",
             "description": _listed(
                 'A built-in strategy ("all": every known one), or a name from custom_strategies.',
-                {n: s.description for n, s in BUILTINS.items()},
+                {
+                    **{n: s.description for n, s in BUILTINS.items()},
+                    **{n: f"(with `ranks:`) {s.description}" for n, s in RANK_BUILTINS.items()},
+                },
             ),
             "anyOf": [{"enum": _STRATEGY_NAMES}, {"type": "string"}],
         },
@@ -512,22 +558,49 @@ def defs() -> dict[str, Any]:
                 {"$ref": "#/$defs/sequence_list"},
                 {
                     "type": "object",
-                    "description": "Every combination, the last symbol varying fastest.",
+                    "description": "With `ranks:`: rank -> that rank's sizes (every rank from 0 "
+                    "up), each written as any other sequence.",
                     "properties": {
-                        "grid": {
+                        BY_RANK: {
                             "type": "object",
                             "minProperties": 1,
-                            "description": "SYMBOL -> its sizes (one size holds it fixed).",
-                            "propertyNames": {"pattern": SYMBOL.pattern},
+                            "propertyNames": {"pattern": r"^(0|[1-9][0-9]*)$"},
                             "additionalProperties": {
-                                "anyOf": [_SIZE, {"type": "array", "minItems": 1, "items": _SIZE}]
+                                "anyOf": [
+                                    {"$ref": "#/$defs/sequence_list"},
+                                    {"$ref": "#/$defs/sequence_grid"},
+                                ]
                             },
                         }
                     },
-                    "required": ["grid"],
+                    "required": [BY_RANK],
                     "additionalProperties": False,
                 },
+                {"$ref": "#/$defs/sequence_grid"},
             ],
+        },
+        "sequence_grid": {
+            "type": "object",
+            "description": "Every combination, the last symbol varying fastest.",
+            "properties": {
+                "grid": {
+                    "type": "object",
+                    "minProperties": 1,
+                    "description": "SYMBOL -> its sizes (one size holds it fixed).",
+                    "propertyNames": {"pattern": SYMBOL.pattern},
+                    "additionalProperties": {
+                        "anyOf": [_SIZE, {"type": "array", "minItems": 1, "items": _SIZE}]
+                    },
+                }
+            },
+            "required": ["grid"],
+            "additionalProperties": False,
+        },
+        "distributed": {
+            "type": "object",
+            "description": "The process group of a scenario with `ranks:`.",
+            "properties": _props(DISTRIBUTED_KEYS),
+            "additionalProperties": False,
         },
         "backend": {
             "type": "object",
@@ -617,7 +690,7 @@ RULES: tuple[Mapping[str, Any], ...] = (
                         {"type": "array", "items": {"enum": _STRATEGY_NAMES}},
                     ]
                 },
-                "expect": {"propertyNames": {"enum": [ANY, *_BUILTIN_NAMES]}},
+                "expect": {"propertyNames": {"enum": [ANY, *_BUILTIN_NAMES, *_RANK_NAMES]}},
             }
         },
     },

@@ -18,13 +18,23 @@ from ..errors import ScenarioError, did_you_mean, type_name
 from ..sizes import paths as sizes_paths
 from ..sizes import points as sizes_points
 from ..sizes.points import BATCH, Point
-from ..strategies.builtins import BUILTINS, DEFAULT_STRATEGIES
+from ..strategies.builtins import BUILTINS, DEFAULT_STRATEGIES, RANK_BUILTINS
 from ..torch_compat.files import compile_keywords
 from . import budgets as budgets_mod
 from .builtin_targets import BUILTIN_TARGETS
 from .context import Context
 from .inputs import parse_inputs, spec_refs
-from .keys import BACKEND_KEYS, BACKENDS, COMPILE_KEYS, TOLERANCE_KEYS, TOP_KEYS
+from .keys import (
+    BACKEND_KEYS,
+    BACKENDS,
+    BY_RANK,
+    COMPILE_KEYS,
+    DEFAULT_PG_TIMEOUT_S,
+    DISTRIBUTED_KEYS,
+    RANK_KEYS,
+    TOLERANCE_KEYS,
+    TOP_KEYS,
+)
 from .model import Scenario, default_path
 from .overrides import choose_strategies
 from .strategies import parse_custom
@@ -110,7 +120,9 @@ class _Validator(Context):
                     f"{clash[0]!r} is a size symbol: the driver already gets it from each point",
                     "Give the option another name.",
                 )
-        known = [*BUILTINS, *custom]
+        ranks = self.ranks(data)
+        known = list(dict.fromkeys([*BUILTINS, *(RANK_BUILTINS if ranks else ()), *custom]))
+        points, rank_points = self.sequences(data.get("sequences"), symbols, ranks)
         fields.update(
             name=self.name(data),
             path=self.path,
@@ -119,15 +131,33 @@ class _Validator(Context):
                 "description", data.get("description", ""), TOP_KEYS["description"]
             ),
             params=self.params(data.get("params", {}), builtin),
-            points=self.sequences(data.get("sequences"), symbols),
+            points=points,
+            rank_points=rank_points,
+            ranks=ranks,
+            **self.distributed(data, ranks),
             compile=self.compile(data.get("compile", {})),
-            strategies=self.strategy_list(data.get("strategies"), known, custom),
+            strategies=self.strategy_list(data.get("strategies"), known, custom, ranks),
             custom_strategies=custom,
             seed=self.typed("seed", data.get("seed", 0), TOP_KEYS["seed"]),
             repeats=self.repeats(data.get("repeats", 50)),
             lines=dict(self.lines),
         )
         fields["budgets"] = budgets_mod.parse(self, data.get("expect", {}), known, fields["points"])
+        for budget in fields["budgets"]:
+            if budget.key in RANK_KEYS and not ranks:
+                raise self.fail(
+                    next(
+                        (
+                            k
+                            for k in self.lines
+                            if k.startswith("expect.") and k.endswith(budget.key)
+                        ),
+                        "expect",
+                    ),
+                    f"{budget.key} compares the ranks of a distributed scenario, and this one "
+                    "has no `ranks:`",
+                    "Add `ranks: 2` (and per-rank sizes with `by_rank:`), or drop the budget.",
+                )
         fields.update(self.backend(data.get("backend", "eager")))
         fields.update(self.tolerance(data.get("tolerance")))
         return Scenario(**fields)
@@ -189,7 +219,102 @@ class _Validator(Context):
             out[key] = val
         return out
 
-    def sequences(self, value: Any, symbols: tuple[str, ...]) -> dict[str, tuple[Point, ...]]:
+    def ranks(self, data: Mapping) -> int | None:
+        if "ranks" not in data:
+            return None
+        value = self.typed("ranks", data["ranks"], TOP_KEYS["ranks"])
+        if value < 2:
+            raise self.fail(
+                "ranks",
+                f"expected 2 or more ranks, got {value}",
+                "One rank is a single process: drop `ranks:` to run the scenario in one.",
+            )
+        return int(value)
+
+    def distributed(self, data: Mapping, ranks: int | None) -> dict[str, Any]:
+        value = data.get("distributed")
+        if value is None:
+            return {"distributed_backend": "gloo", "distributed_timeout_s": DEFAULT_PG_TIMEOUT_S}
+        self.typed("distributed", value, TOP_KEYS["distributed"])
+        if not ranks:
+            raise self.fail(
+                "distributed",
+                "`distributed:` sets up the process group of a scenario with `ranks:`, and this "
+                "one has none",
+                "Add `ranks: 2`, or drop `distributed:`.",
+            )
+        self.keys("distributed", value, DISTRIBUTED_KEYS)
+        backend = self.typed(
+            "distributed.backend", value.get("backend", "gloo"), DISTRIBUTED_KEYS["backend"]
+        ).strip()
+        if not backend:
+            raise self.fail("distributed.backend", "expected a backend name, e.g. gloo")
+        timeout = self.typed(
+            "distributed.timeout_s",
+            value.get("timeout_s", DEFAULT_PG_TIMEOUT_S),
+            DISTRIBUTED_KEYS["timeout_s"],
+        )
+        if timeout <= 0:
+            raise self.fail("distributed.timeout_s", f"expected a positive number, got {timeout}")
+        return {"distributed_backend": backend, "distributed_timeout_s": float(timeout)}
+
+    def by_rank(
+        self, key: str, value: Any, symbols: tuple[str, ...], ranks: int | None
+    ) -> tuple[tuple[Point, ...], ...]:
+        """A sequence's ``by_rank:`` form: rank -> that rank's sizes, for every rank."""
+        if not ranks:
+            raise self.fail(
+                f"{key}.{BY_RANK}",
+                "`by_rank:` gives each rank its own sizes, and this scenario has no `ranks:`",
+                "Add `ranks: 2` (one process per rank), or write the sequence as a plain list.",
+            )
+        if set(value) != {BY_RANK}:
+            extra = next(str(k) for k in value if k != BY_RANK)
+            raise self.fail(
+                f"{key}.{extra}",
+                f"unknown key {extra!r} beside `by_rank:`",
+                "A per-rank sequence is {by_rank: {0: [...], 1: [...]}} and nothing else.",
+            )
+        per_rank = value[BY_RANK]
+        self.expect(f"{key}.{BY_RANK}", per_rank, dict, "a mapping of rank -> sizes")
+        given: dict[int, Any] = {}
+        for rank, sizes in per_rank.items():
+            number = (
+                rank
+                if isinstance(rank, int) and not isinstance(rank, bool)
+                else int(rank)
+                if isinstance(rank, str) and rank.isdigit()
+                else None
+            )
+            if number is None or not 0 <= number < ranks:
+                raise self.fail(
+                    f"{key}.{BY_RANK}.{rank}",
+                    f"{rank!r} is not a rank of this scenario (ranks: {ranks}, so 0 to "
+                    f"{ranks - 1})",
+                )
+            given[number] = sizes
+        missing = [r for r in range(ranks) if r not in given]
+        if missing:
+            raise self.fail(
+                f"{key}.{BY_RANK}",
+                f"no sizes for rank{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(map(str, missing))}",
+                f"Give every rank from 0 to {ranks - 1} its sizes (ranks: {ranks}).",
+            )
+        return tuple(
+            self.sizes(
+                functools.partial(
+                    sizes_points.parse_sequence, f"{key}.{BY_RANK}.{r}", given[r], symbols
+                )
+            )
+            for r in range(ranks)
+        )
+
+    def sequences(
+        self, value: Any, symbols: tuple[str, ...], ranks: int | None = None
+    ) -> tuple[dict[str, tuple[Point, ...]], dict[str, tuple[tuple[Point, ...], ...]]]:
+        """name -> points (rank 0's for a `by_rank:` sequence), and name -> every rank's points
+        for the `by_rank:` sequences."""
         if value is None:
             raise self.fail(
                 "sequences" if "sequences" in self.data else "",
@@ -208,12 +333,18 @@ class _Validator(Context):
         self.expect("sequences", value, dict, TOP_KEYS["sequences"].what)
         if not value:
             raise self.fail("sequences", "expected at least one sequence")
-        return {
-            str(name): self.sizes(
-                functools.partial(sizes_points.parse_sequence, f"sequences.{name}", points, symbols)
+        out: dict[str, tuple[Point, ...]] = {}
+        per_rank: dict[str, tuple[tuple[Point, ...], ...]] = {}
+        for name, points in value.items():
+            key = f"sequences.{name}"
+            if isinstance(points, dict) and BY_RANK in points:
+                per_rank[str(name)] = self.by_rank(key, points, symbols, ranks)
+                out[str(name)] = per_rank[str(name)][0]
+                continue
+            out[str(name)] = self.sizes(
+                functools.partial(sizes_points.parse_sequence, key, points, symbols)
             )
-            for name, points in value.items()
-        }
+        return out, per_rank
 
     def backend(self, value: Any) -> dict[str, Any]:
         if isinstance(value, dict):
@@ -282,9 +413,13 @@ class _Validator(Context):
             self.typed(f"tolerance.{k}", value[k], TOLERANCE_KEYS[k])
         return {"rtol": float(value["rtol"]), "atol": float(value["atol"])}
 
-    def strategy_list(self, value: Any, known: list[str], custom: Mapping) -> tuple[str, ...]:
+    def strategy_list(
+        self, value: Any, known: list[str], custom: Mapping, ranks: int | None = None
+    ) -> tuple[str, ...]:
         if value is None:
-            return (*DEFAULT_STRATEGIES, *custom)
+            return tuple(
+                dict.fromkeys([*DEFAULT_STRATEGIES, *(RANK_BUILTINS if ranks else ()), *custom])
+            )
         if isinstance(value, str):
             value = [value]
         self.expect("strategies", value, list, TOP_KEYS["strategies"].what)
@@ -294,6 +429,12 @@ class _Validator(Context):
             self.expect(f"strategies[{i}]", name, str, "a strategy name")
 
         def unknown(i: int, name: str) -> ScenarioError:
+            if name in RANK_BUILTINS:
+                return self.fail(
+                    f"strategies[{i}]",
+                    f"{name!r} is a strategy of distributed scenarios: it needs a process group",
+                    "Add `ranks: 2` to run every strategy on two rank processes.",
+                )
             return self.fail(
                 f"strategies[{i}]",
                 f"unknown strategy {name!r}",

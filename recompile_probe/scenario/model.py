@@ -5,14 +5,14 @@ under which strategies, judged by which budgets. No torch.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import ScenarioError
 from ..sizes.paths import DimRef
 from ..sizes.points import BATCH, Point
-from ..strategies.builtins import BUILTINS, DEFAULT_STRATEGIES
+from ..strategies.builtins import BUILTINS, DEFAULT_STRATEGIES, RANK_BUILTINS
 from ..strategies.model import Strategy
 from .budgets import Budget
 from .inputs import TensorSpec, Value
@@ -52,6 +52,14 @@ class Scenario:
     description: str = ""
     #: the `expect:` section, flattened (see budgets.py)
     budgets: tuple[Budget, ...] = ()
+    #: `ranks:`: how many rank processes run every strategy (None: one process, not distributed)
+    ranks: int | None = None
+    #: `distributed:`: the process group backend and the seconds a collective may wait
+    distributed_backend: str = "gloo"
+    distributed_timeout_s: float = 60.0
+    #: sequences written `by_rank:`: name -> each rank's points, rank 0 first (``points`` holds
+    #: rank 0's); a sequence not here gives every rank the same points
+    rank_points: Mapping[str, tuple[tuple[Point, ...], ...]] = field(default_factory=dict)
     #: dotted key ("sequences.rl") -> line, for errors raised after validation
     lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
     #: sha256 of the YAML text this was loaded from (None when built in code)
@@ -88,10 +96,25 @@ class Scenario:
         )
 
     def strategy(self, name: str) -> Strategy:
-        return self.custom_strategies.get(name) or BUILTINS[name]
+        return (
+            self.custom_strategies.get(name)
+            or BUILTINS.get(name)
+            or (RANK_BUILTINS[name] if self.ranks else BUILTINS[name])
+        )
 
     def known_strategies(self) -> list[str]:
-        return [*BUILTINS, *self.custom_strategies]
+        return [*BUILTINS, *(RANK_BUILTINS if self.ranks else ()), *self.custom_strategies]
+
+    def points_of_rank(self, rank: int) -> dict[str, tuple[Point, ...]]:
+        """name -> the points this rank calls the target with."""
+        return {
+            name: self.rank_points[name][rank] if name in self.rank_points else points
+            for name, points in self.points.items()
+        }
+
+    def for_rank(self, rank: int) -> Scenario:
+        """The scenario one rank process runs: its own points in ``points``."""
+        return replace(self, points=self.points_of_rank(rank), rank_points={})
 
 
 def default_path() -> Path:

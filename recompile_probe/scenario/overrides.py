@@ -55,7 +55,8 @@ def with_overrides(
             raise ScenarioError("no strategy given", key="--strategies", path=scenario.path)
         changes["strategies"] = chosen
     if sequence is not None:
-        changes["points"] = {"cli": _cli_points(scenario, sequence)}
+        # every rank gets the sizes of the command line
+        changes.update(points={"cli": _cli_points(scenario, sequence)}, rank_points={})
     if backend is not None:
         if backend not in BACKENDS:
             raise ScenarioError(

@@ -149,6 +149,8 @@ def code(
         lines.append(f"{dotted} = {value!r}")
     if strategy.stance:
         lines.append(f"torch.compiler.set_stance({strategy.stance!r})")
+    if strategy.guard_collectives:
+        lines.append("torch.compiler.set_enable_guard_collectives(True)  # on every rank")
     for key, value in strategy.compile.items():
         lines.append(f"torch.compile(fn, {key}={value!r})")
     if strategy.shapes_spec:

@@ -80,6 +80,12 @@ def missing_features(strategy: Strategy, *, target_is_compiled: bool = False) ->
 
         if not hasattr(torch.compiler, "set_stance"):
             return "torch.compiler.set_stance does not exist in this torch"
+    if strategy.guard_collectives:
+        from ..torch_compat.collectives import guard_collectives_missing
+
+        why = guard_collectives_missing()
+        if why is not None:
+            return why
     return None
 
 
@@ -181,6 +187,10 @@ def applied(strategy: Strategy, sources: str) -> Iterator[None]:
             stack.enter_context(patched(dotted, value))
         if strategy.stance:
             stack.enter_context(torch.compiler.set_stance(strategy.stance))
+        if strategy.guard_collectives:
+            from ..torch_compat.collectives import guard_collectives
+
+            stack.enter_context(guard_collectives())
         yield
 
 

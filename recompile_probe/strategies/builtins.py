@@ -123,3 +123,26 @@ OPT_IN: tuple[str, ...] = (
 
 #: What a scenario without `strategies:` runs: every built-in but ``OPT_IN``.
 DEFAULT_STRATEGIES: tuple[str, ...] = tuple(n for n in BUILTINS if n not in OPT_IN)
+
+#: Strategies of distributed scenarios only (``ranks:``): the knobs torch has for ranks that
+#: compile differently. Outside a process group they would change nothing, so single-process
+#: scenarios neither list nor run them.
+RANK_BUILTINS: Mapping[str, Strategy] = MappingProxyType(
+    {
+        s.name: s
+        for s in (
+            Strategy(
+                "compiler_collectives",
+                "torch._dynamo.config.enable_compiler_collectives: ranks exchange their sizes "
+                "while compiling, so automatic dynamic decides alike on every rank.",
+                config={"torch._dynamo.config.enable_compiler_collectives": True},
+            ),
+            Strategy(
+                "guard_collectives",
+                "torch.compiler.set_enable_guard_collectives(True): a collective before each "
+                "compiled call; when one rank's guards fail, every rank recompiles.",
+                guard_collectives=True,
+            ),
+        )
+    }
+)

@@ -84,6 +84,10 @@ class Strategy:
     #: and largest size in the scenario as its range, on the dims it moves. torch.compile takes it
     #: as ``dynamic_shapes=`` or ``shapes_spec=``, whichever the release has.
     shapes_spec: bool = False
+    #: torch.compiler.set_enable_guard_collectives(True) for the run: every rank all-gathers
+    #: whether its guards passed before each compiled call, and all recompile if one missed
+    #: (only in a distributed scenario: it needs a process group)
+    guard_collectives: bool = False
 
     def summary(self) -> str:
         """The knobs in one line, e.g. for `recompile-probe strategies`."""
@@ -110,6 +114,8 @@ class Strategy:
             parts.append(f"driver {key}={value!r}")
         if self.shapes_spec:
             parts.append("shapes spec: ShapeVar(symbol, min, max) per varying symbol")
+        if self.guard_collectives:
+            parts.append("set_enable_guard_collectives(True)")
         return ", ".join(parts)
 
     def plan(self, acting: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:

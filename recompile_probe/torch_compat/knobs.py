@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from .collectives import COMPILER_COLLECTIVES, compiler_collectives_fail
 from .dynamo import reset_dynamo
 from .logs import quiet_torch_logs
 from .settings import defaults_restored
@@ -66,6 +67,8 @@ def knob_not_honoured(dotted: str) -> str | None:
     """Why a config this torch has does nothing here, measured by a canary compile; None when it
     works (or no canary is known for it). Runs at most once per knob and process, in a fresh
     Dynamo state that it leaves fresh."""
+    if dotted == COMPILER_COLLECTIVES:
+        return compiler_collectives_fail()
     if dotted != "torch.compiler.config.unbacked_sources":
         return None
 

@@ -276,3 +276,17 @@ def test_sources_with_quotes_inside_are_classified(sizes, kind):
         0,
         str(sizes[-1]),
     )
+
+
+def test_a_recompile_another_rank_forced_has_its_own_kind():
+    # Dynamo's text on the rank whose guards passed, when guard collectives made it recompile
+    # (measured with two gloo ranks: tests/execution/test_ranks.py)
+    line = (
+        "0/0: Unexpected recompilation: runtime guards failed even though they passed during "
+        "recompilation-reason analysis. Please open an issue with a minimal repro: "
+        "https://github.com/pytorch/pytorch"
+    )
+    assert parse_line(line).kind == "peer_rank_recompiled"
+    assert parse_line("0/0: tensor 'x' size mismatch at index 0. expected 8, actual 3").kind == (
+        "static_size_change"
+    )

@@ -225,6 +225,7 @@ def test_the_validator_checks_a_top_level_key_by_its_table_type(name, write_scen
 SCENARIO_FILES = (
     sorted((ROOT / "configs").glob("*.yaml"))
     + sorted((ROOT / "examples").glob("*.yaml"))
+    + sorted((ROOT / "examples" / "distributed").glob("*.yaml"))
     + sorted(TESTS.rglob("*.yaml"))
 )
 

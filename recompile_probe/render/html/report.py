@@ -14,8 +14,11 @@ from rich.console import Console
 from ...analysis.check import Outcome
 from ...analysis.diffs import GuardDiff, diffs
 from ...analysis.notes import noise_note, slow_winner
+from ...analysis.rank_runs import rank_cell
+from ...analysis.rank_runs import verdict as rank_verdict
 from ...analysis.sequence import Transition, moved, points_of, sequence_label, stepped, transitions
 from ...analysis.verdicts import best, plural, verdict
+from ...records.rank_runs import RankRuns
 from ...records.report import Report
 from ...records.run import Run
 from ...scenario.keys import MAX_KEYS
@@ -153,6 +156,27 @@ def _violations(runs: list[Run]) -> str:
     )
 
 
+def _ranks(rank_runs: RankRuns, sequence: str) -> str:
+    """Each strategy's ranks side by side, and the line that says which makes them agree."""
+    world = [str(r) for r in range(rank_runs.world_size)]
+    headers = [("strategy", ""), *((f"rank {r}", "") for r in world), ("ranks agree", "")]
+    rows = []
+    for c in rank_runs.comparisons:
+        if c.sequence != sequence:
+            continue
+        agree = {True: "yes", False: "no", None: "n/a"}[c.agree]
+        if c.agree is False and c.differs:
+            agree += f" ({', '.join(c.differs)})"
+        cells_ = "".join(f"<td>{esc(rank_cell(c.by_rank.get(r)))}</td>" for r in world)
+        rows.append(f"<tr><td>{esc(c.strategy)}</td>{cells_}<td>{esc(agree)}</td></tr>")
+    return (
+        f'<section class="sequence"><h2>Ranks: {esc(sequence)}</h2>'
+        + html_table(headers, rows)
+        + f'<p class="verdict"><b>Ranks verdict:</b> {esc(rank_verdict(rank_runs, sequence))}'
+        "</p></section>"
+    )
+
+
 def _sequence(name: str, runs: list[Run], anchor: str) -> str:
     winner = best(runs)
     points = points_of(runs)
@@ -203,7 +227,16 @@ def _report(report: Report, index: int) -> list[str]:
     if not report.runs:
         out.append('<p class="muted">No runs.</p>')
     for k, (name, _) in enumerate(report.sequences()):
-        out.append(_sequence(name, report.runs_for(name), f"r{index}-s{k}"))
+        every = report.runs_for(name)
+        ranks = sorted({r.rank for r in every if r.rank is not None})
+        if not ranks:
+            out.append(_sequence(name, every, f"r{index}-s{k}"))
+            continue
+        for rank in ranks:  # a distributed scenario: each rank's runs, then the ranks compared
+            mine = [r for r in every if r.rank == rank]
+            out.append(_sequence(f"{name} · rank {rank}", mine, f"r{index}-s{k}-rank{rank}"))
+        if report.rank_runs is not None:
+            out.append(_ranks(report.rank_runs, name))
     out.append(
         env_section(
             report.tool,

@@ -10,8 +10,11 @@ from rich.table import Table
 from rich.text import Text
 
 from ...analysis.notes import noise_note, slow_winner
+from ...analysis.rank_runs import rank_cell
+from ...analysis.rank_runs import verdict as rank_verdict
 from ...analysis.sequence import batch_only, moved, points_of, sequence_label, stepped, transitions
 from ...analysis.verdicts import best, verdict
+from ...records.rank_runs import RankRuns
 from ...records.report import Report
 from ...records.run import Run
 from ...sizes.points import Point
@@ -183,6 +186,31 @@ def _sequence(name: str, runs: list[Run], width: int, verbose: bool = False) -> 
     return Group(*parts)
 
 
+def _ranks(rank_runs: RankRuns, sequence: str) -> Group:
+    """Each strategy's ranks side by side, whether they agree, and the line that says which
+    strategy makes every rank compile the same."""
+    here = [c for c in rank_runs.comparisons if c.sequence == sequence]
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    table.add_column("strategy", no_wrap=True)
+    ranks = [str(r) for r in range(rank_runs.world_size)]
+    for r in ranks:
+        table.add_column(f"rank {r}", no_wrap=True)
+    table.add_column("ranks agree", no_wrap=True)
+    winner = rank_runs.best.get(sequence)
+    for c in here:
+        agree = {True: "yes", False: "NO", None: "n/a"}[c.agree]
+        if c.agree is False and c.differs:
+            agree += f" ({', '.join(c.differs)})"
+        name = f"★ {c.strategy}" if c.strategy == winner else c.strategy
+        style = "bold green" if c.strategy == winner else ("bold red" if c.agree is False else "")
+        table.add_row(name, *[rank_cell(c.by_rank.get(r)) for r in ranks], agree, style=style)
+    return Group(
+        Text(f"\nRanks: {sequence} on {rank_runs.world_size} ranks", style="bold"),
+        table,
+        Text(f"\nRanks verdict: {rank_verdict(rank_runs, sequence)}", style="bold"),
+    )
+
+
 def render(
     report: Report, *, color: bool = False, width: int = 120, verbose: bool = False, **_: object
 ) -> str:
@@ -211,5 +239,14 @@ def render(
     if not report.complete:
         console.print(Text("Interrupted: only the runs that finished are shown.", style="bold red"))
     for name, _sizes in report.sequences():
-        console.print(_sequence(name, report.runs_for(name), width, verbose))
+        runs = report.runs_for(name)
+        ranks = sorted({r.rank for r in runs if r.rank is not None})
+        if not ranks:
+            console.print(_sequence(name, runs, width, verbose))
+            continue
+        for rank in ranks:  # each rank's own sizes, table and timeline
+            mine = [r for r in runs if r.rank == rank]
+            console.print(_sequence(f"{name} · rank {rank}", mine, width, verbose))
+        if report.rank_runs is not None:
+            console.print(_ranks(report.rank_runs, name))
     return buffer.getvalue()
