@@ -54,7 +54,7 @@ class ReasonDetail:
 
     kind: str  #: one of KINDS
     what: str  #: size, stride, dtype, requires_grad, device, rank, value, type, id,
-    #: global state, shape-env expression, recompile limit, another rank's guards, unknown
+    #: global state, shape-env expression, another rank's guards, recompile limit, unknown
     source: str | None = None  #: e.g. L['x'], or the expression's subject
     dim: int | None = None
     expected: str | None = None
