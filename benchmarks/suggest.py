@@ -155,7 +155,7 @@ def measure(scenario: str, repeat: int, unbounded: bool = False, jobs: int = 1) 
         else []
     )
     run = [timed(["run", scenario, "--format", "json", "-q"]) for _ in range(repeat)]
-    saved = Path(scenario).with_suffix(".report.json")
+    saved = Path(tempfile.mkdtemp(prefix="suggest-bench-"), "report.json")  # never beside a config
     saved.write_text(json.dumps(run[-1][2]))
     reusing = [
         timed(["suggest", scenario, "--from-report", str(saved), "--format", "json", "-q"])
