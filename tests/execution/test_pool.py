@@ -77,7 +77,7 @@ def pooled_reports():
 
 
 @pytest.mark.parametrize("name", COMPARED)
-def test_jobs_2_equals_isolate_process_for_every_shipped_config(name, pooled_reports):
+def test_jobs_2_equals_isolate_process_for_three_configs(name, pooled_reports):
     """The whole JSON report, timing fields left out, equals `--jobs 1 --isolate process`
     (backend eager). Full sequences: none is shortened."""
     reports, _, _ = pooled_reports
