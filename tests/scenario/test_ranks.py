@@ -9,7 +9,7 @@ from recompile_probe.errors import ScenarioError
 from recompile_probe.scenario.load import loads
 from recompile_probe.scenario.overrides import with_overrides
 from recompile_probe.sizes.points import Point
-from recompile_probe.strategies.builtins import BUILTINS, RANK_BUILTINS
+from recompile_probe.strategies.builtins import DEFAULT_STRATEGIES, RANK_BUILTINS
 
 TARGET = "target: logprobs.count_greater_than\n"
 RANKED = TARGET + "ranks: 2\n"
@@ -30,7 +30,7 @@ def test_by_rank_gives_each_rank_its_sizes_and_a_plain_sequence_every_rank():
     assert s.for_rank(1).points == {"ragged": batch(8, 8, 3), "same": batch(4, 4)}
     assert s.for_rank(0).points == {"ragged": batch(8, 8, 8), "same": batch(4, 4)}
     # every built-in, then the two knobs only a process group can run
-    assert s.strategies == (*BUILTINS, *RANK_BUILTINS)
+    assert s.strategies == (*DEFAULT_STRATEGIES, *RANK_BUILTINS)
     assert s.strategy("guard_collectives").guard_collectives
 
 
@@ -40,7 +40,7 @@ def test_defaults_and_a_single_process_scenario_unchanged():
     assert s.for_rank(1).points == {"a": batch(2)}
     single = loads(TARGET + "sequences: [1, 2]\n")
     assert single.ranks is None and single.rank_points == {}
-    assert single.strategies == tuple(BUILTINS)
+    assert single.strategies == tuple(DEFAULT_STRATEGIES)
 
 
 def test_the_command_line_sequence_is_every_ranks():
