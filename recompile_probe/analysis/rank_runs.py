@@ -148,15 +148,19 @@ def agreement(rank_runs: RankRuns | None, run: Run) -> StrategyRanks | None:
 def _rank_figures(f: RankFigures) -> str:
     if f.status != "ok":
         return f.error or f.status
-    parts = [plural(f.compiles or 0, "compile")]
+    return plural(f.compiles or 0, "compile") + _beyond(f, "recompile limit hit")
+
+
+def _beyond(f: RankFigures, limit: str) -> str:
+    """ " (1 recompile, 1 failed, <limit>)": what a rank did beyond its compiles; "" for none."""
     extra = []
     if f.recompiles:
         extra.append(plural(f.recompiles, "recompile"))
     if f.failed:
         extra.append(f"{f.failed} failed")
     if f.recompile_limit_hit:
-        extra.append("recompile limit hit")
-    return parts[0] + (f" ({', '.join(extra)})" if extra else "")
+        extra.append(limit)
+    return f" ({', '.join(extra)})" if extra else ""
 
 
 def _at(sizes: dict | None) -> str:
@@ -170,14 +174,7 @@ def rank_cell(f: RankFigures | None) -> str:
     if f.status != "ok":
         kind = f.error.split(":", 1)[0] if f.error else ""
         return f"{f.status} ({kind})" if kind and f.status == "error" else f.status
-    extra = []
-    if f.recompiles:
-        extra.append(plural(f.recompiles, "recompile"))
-    if f.failed:
-        extra.append(f"{f.failed} failed")
-    if f.recompile_limit_hit:
-        extra.append("limit hit")
-    return f"{f.compiles}" + (f" ({', '.join(extra)})" if extra else "")
+    return f"{f.compiles}" + _beyond(f, "limit hit")
 
 
 def divergence(c: StrategyRanks) -> str:
