@@ -6,11 +6,40 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import _pytest.pytester
 import pytest
 
 from helpers import FIXTURES
 
 pytest_plugins = ["pytester"]
+
+#: packages whose modules outlive a pytester test (top-level names)
+_KEPT = {
+    "torch",
+    "functorch",
+    "torchgen",
+    "sympy",
+    "mpmath",
+    "numpy",
+    "transformers",
+    "recompile_probe",
+}
+
+
+class _KeepLibraries(_pytest.pytester.SysModulesSnapshot):
+    """pytester drops every module a test imported once it ends. For these packages that breaks
+    the next test in the worker: torch's C extension cannot initialise twice (SystemError),
+    torch's artifact registries refuse a second registration, and a re-imported recompile_probe
+    has new exception classes that the test modules' imports no longer match."""
+
+    def __init__(self, preserve=None) -> None:
+        def keep(name: str) -> bool:
+            return name.partition(".")[0] in _KEPT or bool(preserve and preserve(name))
+
+        super().__init__(preserve=keep)
+
+
+_pytest.pytester.SysModulesSnapshot = _KeepLibraries  # type: ignore[misc]
 
 
 @pytest.fixture

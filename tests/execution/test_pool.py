@@ -27,10 +27,16 @@ from recompile_probe.strategies.model import Strategy
 pytestmark = pytest.mark.slow
 
 SHIPPED = sorted(p.name for p in CONFIGS.glob("*.yaml"))
-#: the configs also run serially, one process per strategy, to compare with the pool: the seed
-#: op, a driver over two symbols and a user callable (each serial run costs a process per
-#: strategy; every shipped config still goes through the pool below)
-COMPARED = ("logprobs.yaml", "prefill_decode_generate.yaml", "user_callable.yaml")
+#: the configs also run serially, one process per run, to compare with the pool: the seed op, a
+#: driver over two symbols and a user callable, each on the strategies named (None: all of
+#: them). A serial run costs a fresh interpreter per run (seconds of imports each); every
+#: shipped config still goes through the pool below, and the reuse test further down puts seven
+#: strategies through one worker against fresh processes.
+COMPARED = {
+    "logprobs.yaml": ("default", "mark_dynamic", "mark_unbacked"),
+    "prefill_decode_generate.yaml": ("default", "mark_unbacked"),
+    "user_callable.yaml": None,
+}
 
 
 def _data(report) -> dict:
@@ -78,15 +84,26 @@ def pooled_reports():
 
 @pytest.mark.parametrize("name", COMPARED)
 def test_jobs_2_equals_isolate_process_for_three_configs(name, pooled_reports):
-    """The whole JSON report, timing fields left out, equals `--jobs 1 --isolate process`
-    (backend eager). Full sequences: none is shortened."""
+    """The JSON report, timing fields left out, equals `--jobs 1 --isolate process` (backend
+    eager): the whole report where every strategy runs serially, else every run of the strategies
+    that do. Full sequences: none is shortened."""
     reports, _, _ = pooled_reports
-    overrides = {"backend": "eager"}
-    scenario = with_overrides(load(CONFIGS / name), **overrides)
-    serial = run_scenario(scenario, isolate="process", timeout=300)
-    assert serial.complete and reports[name].complete
-    assert _data(reports[name]) == _data(serial)
-    assert {r.isolation for r in reports[name].runs} == {"process"}
+    pooled, strategies = reports[name], COMPARED[name]
+    overrides = {"backend": "eager"} | ({"strategies": list(strategies)} if strategies else {})
+    serial = run_scenario(
+        with_overrides(load(CONFIGS / name), **overrides), isolate="process", timeout=300
+    )
+    assert serial.complete and pooled.complete
+    assert {r.isolation for r in pooled.runs} == {"process"}
+    if strategies is None:
+        assert _data(pooled) == _data(serial)
+        return
+    chosen = [r for r in pooled.runs if r.strategy in strategies]
+    assert [(r.strategy, r.sequence_name) for r in chosen] == [
+        (r.strategy, r.sequence_name) for r in serial.runs
+    ]
+    for ran, fresh in zip(chosen, serial.runs, strict=True):
+        assert _run_data(ran) == _run_data(fresh), (ran.strategy, ran.sequence_name)
 
 
 def test_the_pool_reused_its_workers(pooled_reports):
@@ -264,6 +281,7 @@ def test_cli_jobs_usage_errors(command, value, tmp_path):
 def test_cli_run_jobs_2_writes_the_process_report(tmp_path):
     """`run --jobs 2 -o` ends with the report in scenario order, equal to --isolate process."""
     args = [str(CONFIGS / "user_callable.yaml"), "-q", "-f", "json", "--sequence", "1,2,8"]
+    args += ["-s", "default,mark_unbacked,dynamic_true"]  # three runs: two per worker
     out_jobs, out_proc = tmp_path / "jobs.json", tmp_path / "proc.json"
     for extra, out in ((["--jobs", "2"], out_jobs), (["--isolate", "process"], out_proc)):
         done = subprocess.run(
