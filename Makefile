@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH_VERSION ?= $(shell $(PY) -c "import torch; print(torch.__version__.split('+')[0])" 2>/dev/null || echo 2.13.0)
 PYTEST_ARGS ?=
 
-.PHONY: install run test check bench compat clean schemas
+.PHONY: install run test test-all check bench compat clean schemas
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m venv $(VENV)
@@ -22,7 +22,14 @@ install: $(VENV)/.installed
 run: install
 	$(BIN)/recompile-probe run
 
+# CI's suite: everything but the `exhaustive` tests (whole configs run two ways and compared;
+# minutes each on two cores, and each of their code paths has a cheaper test in this suite)
 test: install
+	$(BIN)/python -m pytest -m "not exhaustive" $(PYTEST_ARGS)
+
+# the whole suite, the exhaustive comparisons included (before changing execution/, the pool,
+# sharding or the pytest plugin's items)
+test-all: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # What CI runs before the tests: lint, format, types and the import contracts (pyproject.toml).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -279,6 +280,7 @@ def _imported_torch(stderr: str) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.exhaustive
 def test_shards_merged_equal_the_unsharded_report_and_verdicts(tmp_path):
     """Three shipped configs (the seed op, its budgets, a non-batch dim; nothing shortened), so
     that three shards cut across scenarios. A budget for every run makes some runs violate and
@@ -289,6 +291,15 @@ def test_shards_merged_equal_the_unsharded_report_and_verdicts(tmp_path):
     for other in configs.glob("*.yaml"):
         if other.name not in kept:
             other.unlink()
+    # three of the seed op's strategies: every run is made twice here (whole, then in shards)
+    text, found = re.subn(
+        r"^strategies: \[[^\]]*\]",
+        "strategies: [default, mark_dynamic, mark_unbacked]",
+        (configs / "logprobs.yaml").read_text(),
+        flags=re.M,
+    )
+    assert found == 1
+    (configs / "logprobs.yaml").write_text(text)
     flags = ["configs", "--max-recompiles", "1", "-q"]
 
     live = _cli("check", *flags, "--json", "all_live.json", "--junit", "live.xml", cwd=tmp_path)

@@ -42,6 +42,15 @@ def suite(tmp_path_factory) -> Path:
     return where
 
 
+@pytest.fixture(scope="module")
+def plain(suite, tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path, Path]:
+    """The suite run on its own once, with its truth and a TORCH_TRACE (which writes files only):
+    (the run, its truth file, its trace folder), shared by the tests that read a plain run."""
+    where = tmp_path_factory.mktemp("plain")
+    truth, trace = where / "truth.jsonl", where / "trace"
+    return _run(PYTEST, suite, truth, TORCH_TRACE=str(trace)), truth, trace
+
+
 def _run(cmd: list[str], where: Path, truth: Path, **env: str) -> subprocess.CompletedProcess:
     environment = {**os.environ, "TRUTH_OUT": str(truth), **env}
     environment.pop("PYTEST_ADDOPTS", None)
@@ -105,11 +114,11 @@ def _reasons_of_truth(truth: dict[str, dict]) -> Counter:
     return Counter((k, _text(r)) for k, f in truth.items() for r in f["reasons"])
 
 
-def test_the_truth_is_what_the_suite_was_built_to_do(suite, tmp_path):
+def test_the_truth_is_what_the_suite_was_built_to_do(plain):
     """The truth plugin sees the cases as written (so nothing below compares against nothing)."""
-    done = _run(PYTEST, suite, tmp_path / "truth.jsonl")
+    done, truth, _ = plain
     assert done.returncode == 1 and "1 failed, 5 passed" in done.stdout, done.stdout
-    total = _totals(_truth(tmp_path / "truth.jsonl"))
+    total = _totals(_truth(truth))
     by_name = {k.split("|")[0]: v for k, v in total.items()}
     assert by_name["many"]["compiles"] == 70 > 64  # past the deque Dynamo keeps
     assert by_name["limited"]["limit_hits"] == by_name["after_reset"]["limit_hits"] == 1
@@ -117,8 +126,8 @@ def test_the_truth_is_what_the_suite_was_built_to_do(suite, tmp_path):
     assert by_name["broken"]["graph_breaks"] == 2
 
 
-def test_watch_on_the_suite_matches_its_truth_and_leaves_its_output_alone(suite, tmp_path):
-    plain = _run(PYTEST, suite, tmp_path / "plain.jsonl")
+def test_watch_on_the_suite_matches_its_truth_and_leaves_its_output_alone(suite, plain, tmp_path):
+    plain, _, _ = plain
     report = tmp_path / "watch.json"
     watched = _run(
         [*CLI, "watch", "-q", "-f", "json", "-o", str(report), "--", *PYTEST],
@@ -139,16 +148,15 @@ def test_watch_on_the_suite_matches_its_truth_and_leaves_its_output_alone(suite,
     assert _reasons_of_events(data["events"]) == _reasons_of_truth(truth)
 
 
-def test_summarize_of_the_suites_trace_matches_its_truth(suite, tmp_path):
-    trace = tmp_path / "trace"
-    done = _run(PYTEST, suite, tmp_path / "truth.jsonl", TORCH_TRACE=str(trace))
+def test_summarize_of_the_suites_trace_matches_its_truth(plain):
+    done, truth_file, trace = plain
     assert done.returncode == 1, done.stderr
     summary = subprocess.run(
         [*CLI, "summarize", str(trace), "-f", "json"], capture_output=True, text=True
     )
     assert summary.returncode == 0, summary.stderr
     data = json.loads(summary.stdout)
-    truth = _totals(_truth(tmp_path / "truth.jsonl"))
+    truth = _totals(_truth(truth_file))
     assert _figures(data["functions"]) == _expected(truth)
     assert _reasons_of_events(data["events"]) == _reasons_of_truth(truth)
     assert data["skipped_lines"] == 0

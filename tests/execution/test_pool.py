@@ -33,7 +33,7 @@ SHIPPED = sorted(p.name for p in CONFIGS.glob("*.yaml"))
 #: shipped config still goes through the pool below, and the reuse test further down puts seven
 #: strategies through one worker against fresh processes.
 COMPARED = {
-    "logprobs.yaml": ("default", "mark_dynamic", "mark_unbacked"),
+    "logprobs.yaml": ("default", "mark_unbacked"),
     "prefill_decode_generate.yaml": ("default", "mark_unbacked"),
     "user_callable.yaml": None,
 }
@@ -82,6 +82,7 @@ def pooled_reports():
     return reports, costs, started
 
 
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("name", COMPARED)
 def test_jobs_2_equals_isolate_process_for_three_configs(name, pooled_reports):
     """The JSON report, timing fields left out, equals `--jobs 1 --isolate process` (backend
@@ -106,6 +107,7 @@ def test_jobs_2_equals_isolate_process_for_three_configs(name, pooled_reports):
         assert _run_data(ran) == _run_data(fresh), (ran.strategy, ran.sequence_name)
 
 
+@pytest.mark.exhaustive
 def test_the_pool_reused_its_workers(pooled_reports):
     reports, costs, started = pooled_reports
     runs = sum(len(r.runs) for r in reports.values())
@@ -123,8 +125,7 @@ REUSE = """
     batch_dims: {0: [0]}
     sequences: {s: [1, 2, 8, 3]}
     repeats: 3
-    strategies: [default, mark_unbacked, unbacked_sources, backed_size_oblivious, dynamic_true,
-                 eager_after, limit1]
+    strategies: [default, mark_unbacked, unbacked_sources, eager_after, limit1]
     custom_strategies:
       eager_after: {extends: default, stance: eager_on_recompile}
       limit1: {extends: default, config: {torch._dynamo.config.recompile_limit: 1}}
@@ -132,7 +133,7 @@ REUSE = """
 
 
 def test_a_run_in_a_reused_worker_equals_the_run_in_a_fresh_process(write_scenario, tmp_path):
-    """One worker runs every strategy (marks, config patches, a stance, a recompile limit, on a
+    """One worker runs every strategy (a mark, a config patch, a stance, a recompile limit, on a
     target with a module-level nn.Linear), then all of them again in reverse order, so each
     strategy's second run comes after every other strategy in that process. Both rounds must
     equal the same run in a fresh process (--isolate process: one process per strategy): counts,
