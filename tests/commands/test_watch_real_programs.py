@@ -43,6 +43,10 @@ CASES = {
 }
 #: programs that need a package the project does not depend on
 NEEDS = {"kwargs_transformers": "transformers"}
+#: programs also run under record() (each run is a fresh interpreter: seconds). record() is the
+#: recorder watch installs in its child, entered from Python instead; these cover a limit hit, a
+#: resumed graph break and keyword sources, and the rest run under watch only.
+RECORDED = {"limit_then_same_name", "graph_break_resume", "kwargs_model", "kwargs_transformers"}
 #: programs whose children compile too: only the parent's figures are compared
 WITH_CHILDREN = {"dataloader_workers"}
 ITEM_9 = (
@@ -84,7 +88,12 @@ class Runs:
     def start(self, programs: list[str]) -> None:
         with self._lock:
             for program in programs:
-                for kind in ("reference", "watch", "record"):
+                kinds = (
+                    ("reference", "watch", "record")
+                    if program in RECORDED
+                    else ("reference", "watch")
+                )
+                for kind in kinds:
                     if (program, kind) not in self._futures:
                         self._futures[program, kind] = self._pool.submit(self._run, program, kind)
 
@@ -292,7 +301,7 @@ def test_watch_matches_reference(runs, program):
     )
 
 
-@pytest.mark.parametrize("program", _programs())
+@pytest.mark.parametrize("program", _programs(sorted(RECORDED)))
 def test_record_matches_reference(runs, program):
     ref, rec = runs.get(program, "reference"), runs.get(program, "record")
     assert rec["error"] is None and ref["exit"] == 0, rec["_stderr"][-3000:]
@@ -346,11 +355,10 @@ def test_compile_ids_match_tlparse(runs, program):
     # the harness itself first: metrics records and tlparse agree, or the reference is wrong
     assert sorted(set(ref["compile_ids"])) == ids
     report = runs.get(program, "watch")
-    got = {
-        "record()": _ids(runs.get(program, "record")["events"]),
-        "watch": _ids(watch_section(program, report)["events"]),
-    }
-    assert got == {"record()": ids, "watch": ids}, f"tlparse lists {ids}"
+    got = {"watch": _ids(watch_section(program, report)["events"])}
+    if program in RECORDED:
+        got["record()"] = _ids(runs.get(program, "record")["events"])
+    assert got == dict.fromkeys(got, ids), f"tlparse lists {ids}"
     if program in WITH_CHILDREN:  # each worker's ids as tlparse reads that worker's own trace
         children = sorted(
             _tlparse_ids(log, ref["_dir"] / f"tl-{i}")

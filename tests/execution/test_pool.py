@@ -132,6 +132,7 @@ REUSE = """
 """
 
 
+@pytest.mark.exhaustive
 def test_a_run_in_a_reused_worker_equals_the_run_in_a_fresh_process(write_scenario, tmp_path):
     """One worker runs every strategy (a mark, a config patch, a stance, a recompile limit, on a
     target with a module-level nn.Linear), then all of them again in reverse order, so each
@@ -279,6 +280,7 @@ def test_cli_jobs_usage_errors(command, value, tmp_path):
     assert "--jobs" in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
+@pytest.mark.exhaustive
 def test_cli_run_jobs_2_writes_the_process_report(tmp_path):
     """`run --jobs 2 -o` ends with the report in scenario order, equal to --isolate process."""
     args = [str(CONFIGS / "user_callable.yaml"), "-q", "-f", "json", "--sequence", "1,2,8"]

@@ -44,6 +44,7 @@ def _counts(report):
     ]
 
 
+@pytest.mark.exhaustive
 def test_inline_and_process_produce_identical_counts(write_scenario):
     path = write_scenario("""
         target: user_targets.py:with_graph_break

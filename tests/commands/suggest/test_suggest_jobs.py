@@ -28,6 +28,7 @@ def _figures(result):
 
 
 @pytest.mark.slow
+@pytest.mark.exhaustive
 def test_pool_and_serial_measure_the_same_candidates():
     # untimed: the ranking then rests on counts alone, which both modes must measure alike (a
     # tie broken by µs/call would compare two noisy timings)

@@ -98,23 +98,31 @@ def test_a_stopped_search_in_the_table_says_what_was_not_tried():
 
 
 @pytest.mark.slow
-def test_no_time_limit_runs_the_whole_search_and_matches_the_default(untimed):
-    default = _cli(str(untimed), "-f", "json", "-q")
+def test_the_default_time_limit_is_the_documented_600_s():
+    from typer.testing import CliRunner
+
+    from recompile_probe.cli import app
+
+    shown = CliRunner().invoke(app, ["suggest", "--help"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "[default: 600" in shown.output
+
+
+def test_no_time_limit_runs_the_whole_search_to_the_seed_ops_optimum(untimed):
+    """--time-limit 0: no limit, the whole search, and the answer the vLLM fix is (the default
+    limit's own run of this search is in test_a_time_limit_after_the_search_... below)."""
     unlimited = _cli(str(untimed), "-f", "json", "-q", "--time-limit", "0")
-    assert default.returncode == 0 and unlimited.returncode == 0, default.stderr
-    a, b = json.loads(default.stdout), json.loads(unlimited.stdout)
-    assert a["time_limit"] == 600 and b["time_limit"] is None
-    for data in (a, b):
-        assert data["optimal"] is True and data["complete"] is True
-        assert data["stopped_by"] is None and data["skipped"] == []
-        assert data["evaluations"] == data["planned"] == PLANNED
-        assert not any(n.startswith("stopped by") for n in data["notes"])
-    assert b["recommendation"] == a["recommendation"]
+    assert unlimited.returncode == 0, unlimited.stderr
+    b = json.loads(unlimited.stdout)
+    assert b["time_limit"] is None
+    assert b["optimal"] is True and b["complete"] is True
+    assert b["stopped_by"] is None and b["skipped"] == []
+    assert b["evaluations"] == b["planned"] == PLANNED
+    assert not any(n.startswith("stopped by") for n in b["notes"])
     assert {(m["argument"], m["dim"], m["kind"]) for m in b["recommendation"]["marks"]} == {
         (0, 0, "unbacked"),
         (1, 0, "unbacked"),
     }
-    assert [n["variant"] for n in b["necessity"]] == [n["variant"] for n in a["necessity"]]
 
 
 @pytest.mark.slow
