@@ -100,7 +100,9 @@ def saved(tmp_path_factory, user) -> dict[str, Path]:
     return out
 
 
-@pytest.mark.parametrize("which", ["builtin", "user"])
+@pytest.mark.parametrize(
+    "which", ["builtin", pytest.param("user", marks=pytest.mark.exhaustive)]
+)  # a user target's report read back is also explained in the tests below
 def test_from_report_explains_as_a_fresh_run_does(saved, user, which):
     scenario = [] if which == "builtin" else [str(user)]
     fresh = _json("explain", *scenario)

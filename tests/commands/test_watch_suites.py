@@ -184,6 +184,9 @@ def test_the_pytest_plugin_matches_the_truth_of_every_test(suite, tmp_path):
         assert reasons == _reasons_of_truth(functions), nodeid
 
 
+# watch over pytest-xdist's workers is also covered by the pytest plugin's own xdist test and by
+# test_watch.py's child-process tests; this runs the whole suite a fifth time
+@pytest.mark.exhaustive
 def test_watch_on_the_suite_under_xdist_matches_its_truth_across_workers(suite, tmp_path):
     """pytest -n 2: each worker is a child process with its own section; their functions
     together are the suite's truth (written by the truth plugin in each worker)."""

@@ -55,6 +55,9 @@ def _cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Completed
     return done
 
 
+# six readers of one program compared: each reader's lines are also checked on its own in
+# tests/provenance/test_origins.py and tests/recording/test_trace.py
+@pytest.mark.exhaustive
 def test_every_reader_gives_the_marked_lines(tmp_path):
     expected = [
         ("line_origins.py", _marked("branch"), "created"),  # x: 8 -> 3 flips the branch
