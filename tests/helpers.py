@@ -20,6 +20,30 @@ CONFIGS = ROOT / "configs"
 EXAMPLES = ROOT / "examples"
 
 
+def copy_configs(dest: Path, keep: set[str], seed_strategies: str | None = None) -> Path:
+    """The shipped configs named in ``keep`` copied into ``dest`` (their Python modules too);
+    ``seed_strategies`` (e.g. "[default, mark_unbacked]") replaces logprobs.yaml's strategy list,
+    for tests that make every run several times."""
+    import re
+    import shutil
+
+    shutil.copytree(CONFIGS, dest)
+    for other in dest.glob("*.yaml"):
+        if other.name not in keep:
+            other.unlink()
+    if seed_strategies is not None:
+        seed = dest / "logprobs.yaml"
+        text, found = re.subn(
+            r"^strategies: \[[^\]]*\]",
+            f"strategies: {seed_strategies}",
+            seed.read_text(),
+            flags=re.M,
+        )
+        assert found == 1, seed
+        seed.write_text(text)
+    return dest
+
+
 def import_file(path: Path, name: str | None = None):
     """A fixture or program file imported as a module of its own (not through sys.path)."""
     import importlib.util

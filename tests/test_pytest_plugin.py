@@ -229,30 +229,26 @@ def test_scenario_items_markers_ini_patterns_and_explicit_paths(pytester):
 @pytest.mark.slow
 @pytest.mark.exhaustive
 def test_xdist_items_equal_serial_items_and_check_for_two_shipped_configs(pytester, monkeypatch):
-    """The seed op's config and the budgets config (runs that pass and runs that violate; nothing
-    shortened): serial pytest, `pytest -n 2` and `check` agree on every run's counts, status,
-    reasons and violations (timings and per-process ids excluded: records.comparable). Every
-    shipped config runs as items in tests/test_configs.py; three passes of all of them here
-    would cost minutes for no other code path."""
-    import shutil
+    """The seed op's config (three of its strategies: every run is made three times here; each
+    of its strategies is counted against a CompileCounter in tests/test_configs.py) and the
+    budgets config (runs that pass and runs that violate): serial pytest, `pytest -n 2` and
+    `check` agree on every run's counts, status, reasons and violations (timings and
+    per-process ids excluded: records.comparable). Sequences are not shortened."""
     import subprocess
     import sys
-    from pathlib import Path
 
+    from helpers import copy_configs
     from recompile_probe.commands import shard
     from recompile_probe.commands.check import load_all
     from recompile_probe.records.report import reports_from_json, run_from_dict
 
     pytest.importorskip("xdist")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    configs = pytester.path / "configs"
-    shutil.copytree(Path(__file__).resolve().parent.parent / "configs", configs)
-    for other in set(configs.glob("*.yaml")) - {
-        configs / "logprobs.yaml",
-        configs / "ci_budgets.yaml",
-    }:
-        other.unlink()
-    _fewer_strategies(configs / "logprobs.yaml")
+    configs = copy_configs(
+        pytester.path / "configs",
+        {"logprobs.yaml", "ci_budgets.yaml"},
+        "[default, mark_dynamic, mark_unbacked]",
+    )
     outcomes, runs = {}, {}
     for mode, extra in (("serial", []), ("xdist", ["-n", "2"])):
         out = pytester.path / f"{mode}.json"
@@ -290,18 +286,6 @@ def test_xdist_items_equal_serial_items_and_check_for_two_shipped_configs(pytest
         bool(c["violations"]) for c in checked
     )
     assert live.returncode == (1 if any(c["violations"] for c in checked) else 0)
-
-
-def _fewer_strategies(path, keep="[default, mark_dynamic, mark_unbacked]"):
-    """Three of the seed op's strategies (a recompiling one, a mark, the fix): each run here is
-    made three times, and every strategy of the config runs as items in tests/test_configs.py."""
-    import re
-
-    text, found = re.subn(
-        r"^strategies: \[[^\]]*\]", f"strategies: {keep}", path.read_text(), flags=re.M
-    )
-    assert found == 1, path
-    path.write_text(text)
 
 
 def _comparable(run):

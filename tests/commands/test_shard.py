@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from helpers import CONFIGS
+from helpers import CONFIGS, copy_configs
 from recompile_probe.commands import shard
 from recompile_probe.commands.check import from_reports, load_all
 from recompile_probe.errors import ReportError, UsageError
@@ -282,24 +280,15 @@ def _imported_torch(stderr: str) -> bool:
 @pytest.mark.slow
 @pytest.mark.exhaustive
 def test_shards_merged_equal_the_unsharded_report_and_verdicts(tmp_path):
-    """Three shipped configs (the seed op, its budgets, a non-batch dim; nothing shortened), so
-    that three shards cut across scenarios. A budget for every run makes some runs violate and
-    some pass, so the verdicts compared are not all the same."""
-    configs = tmp_path / "configs"
-    shutil.copytree(CONFIGS, configs)
-    kept = {"logprobs.yaml", "ci_budgets.yaml", "non_batch_dim.yaml"}
-    for other in configs.glob("*.yaml"):
-        if other.name not in kept:
-            other.unlink()
+    """Three shipped configs (the seed op on three of its strategies, its budgets, a non-batch
+    dim; sequences not shortened), so that three shards cut across scenarios. A budget for every
+    run makes some runs violate and some pass, so the verdicts compared are not all the same."""
     # three of the seed op's strategies: every run is made twice here (whole, then in shards)
-    text, found = re.subn(
-        r"^strategies: \[[^\]]*\]",
-        "strategies: [default, mark_dynamic, mark_unbacked]",
-        (configs / "logprobs.yaml").read_text(),
-        flags=re.M,
+    configs = copy_configs(
+        tmp_path / "configs",
+        {"logprobs.yaml", "ci_budgets.yaml", "non_batch_dim.yaml"},
+        "[default, mark_dynamic, mark_unbacked]",
     )
-    assert found == 1
-    (configs / "logprobs.yaml").write_text(text)
     flags = ["configs", "--max-recompiles", "1", "-q"]
 
     live = _cli("check", *flags, "--json", "all_live.json", "--junit", "live.xml", cwd=tmp_path)

@@ -30,7 +30,7 @@ SHIPPED = sorted(p.name for p in CONFIGS.glob("*.yaml"))
 #: the configs also run serially, one process per run, to compare with the pool: the seed op, a
 #: driver over two symbols and a user callable, each on the strategies named (None: all of
 #: them). A serial run costs a fresh interpreter per run (seconds of imports each); every
-#: shipped config still goes through the pool below, and the reuse test further down puts seven
+#: shipped config still goes through the pool below, and the reuse test further down puts five
 #: strategies through one worker against fresh processes.
 COMPARED = {
     "logprobs.yaml": ("default", "mark_unbacked"),

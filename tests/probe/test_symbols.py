@@ -246,8 +246,9 @@ PREFILL_DECODE = dict(
 
 @pytest.mark.slow
 def test_shipped_prefill_decode_matches_an_independent_compile_counter(tmp_path):
-    # four of its strategies, the ones that differ most (the others are counted against a
-    # CompileCounter in tests/test_configs.py): every call is also compiled by hand below
+    # four of its strategies, the ones that differ most (dynamic_true, mark_dynamic and
+    # unbacked_sources are counted by hand on two symbols in the test above): every call is
+    # also compiled by hand below
     scenario = dataclasses.replace(
         load(CONFIGS / "prefill_decode.yaml"),
         repeats=2,
