@@ -268,6 +268,22 @@ def read_reports(path: Path) -> list:
     return reports_from_json(text, str(path))
 
 
+def read_watch_report(path: Path) -> Any:
+    """The saved `watch` / `summarize` report at ``path``; None when it is another document."""
+    import json
+
+    from ..errors import ReportError
+    from ..records.watch import is_watch_document, watch_from_dict
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{path}: not valid JSON ({exc})") from None
+    return watch_from_dict(data, str(path)) if is_watch_document(data) else None
+
+
 def read_report(path: Path) -> Any:
     """One saved report for --from-report (a bundle from `check` names several: refused)."""
     from ..errors import ReportError

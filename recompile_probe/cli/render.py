@@ -15,8 +15,11 @@ from .common import (
     app,
     check_format,
     emit,
+    emit_functions,
     errors_to_exit,
+    functions_format,
     read_reports,
+    read_watch_report,
     term_width,
     use_color,
     write_atomic,
@@ -24,17 +27,24 @@ from .common import (
 
 
 @app.command(
-    help="Re-render a saved JSON report (or a bundle from `check`) without running "
-    "anything; no torch needed."
+    help="Re-render a saved JSON report (from `run`, a bundle from `check`, or `watch` / "
+    "`summarize`) without running anything; no torch needed."
 )
 def render(
-    report: Path = typer.Argument(..., help="A JSON report written by `run`/`check`."),
+    report: Path = typer.Argument(
+        ..., help="A JSON report written by `run`, `check`, `watch` or `summarize`."
+    ),
     fmt: str = FORMAT_OPTION,
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
     verbose: bool = VERBOSE_OPTION,
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
+        watched = read_watch_report(report)
+        if watched is not None:  # a program's functions: the formats `watch` writes
+            functions_format(fmt)
+            emit_functions(watched, fmt, output, to_stderr=False)
+            return
         check_format(fmt)
         reports = read_reports(report)
         if len(reports) == 1:

@@ -6,6 +6,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
+from ..errors import ReportError
 from .ranks import RankDivergence
 from .report import SCHEMA_VERSION, Environment, Tool
 from .run import CompileEvent
@@ -166,3 +167,27 @@ def watch_to_json(report: WatchReport) -> str:
             event["pid"] = main
         data["totals"] = report.totals()
     return json.dumps({"schema_version": data.pop("schema_version"), **data}, indent=2) + "\n"
+
+
+def is_watch_document(data: object) -> bool:
+    """A `watch` or `summarize` JSON document (not a `run` report, which has ``runs``)."""
+    return (
+        isinstance(data, dict)
+        and data.get("kind") in ("watch", "summarize")
+        and "functions" in data
+        and "runs" not in data
+    )
+
+
+def watch_from_dict(data: dict, source: str = "report") -> WatchReport:
+    """The report `watch_to_json` wrote, read back (the per-event ``pid`` and the ``totals`` it
+    adds are derived: dropped here, written again)."""
+    from .decode import build
+
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ReportError(
+            f"{source}: unsupported schema_version {version!r} (this recompile-probe reads "
+            f"{SCHEMA_VERSION})"
+        )
+    return build(WatchReport, data, source)

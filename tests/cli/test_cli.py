@@ -10,6 +10,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
+from helpers import sample_function
 from recompile_probe.cli import app
 
 NO_TORCH = "import sys; sys.modules['torch'] = None\n"  # any `import torch` now fails
@@ -212,3 +213,38 @@ def test_output_is_rewritten_after_every_run(tmp_path, monkeypatch):
     assert result.exit_code == 3  # the crash is reported as an internal error
     data = json.loads(out.read_text())
     assert data["complete"] is False and [r["strategy"] for r in data["runs"]] == ["default"]
+
+
+def test_render_of_a_watch_report_and_its_mistakes(tmp_path):
+    """A saved `watch` report renders in watch's formats; junit (a run's format), a newer
+    schema_version and a file that is not JSON are usage errors with a message, not tracebacks."""
+    from recompile_probe.records.report import Environment, Tool
+    from recompile_probe.records.watch import WatchReport, watch_to_json
+
+    report = WatchReport(
+        Tool("recompile-probe", "0.1.0"),
+        Environment("2.13.0", "3.11.7", "Linux"),
+        "python train.py",
+        (sample_function(3),),
+        exit_code=0,
+    )
+    saved = tmp_path / "watch.json"
+    saved.write_text(watch_to_json(report))
+    runner = CliRunner()
+    markdown = runner.invoke(app, ["render", str(saved), "-f", "markdown"])
+    assert markdown.exit_code == 0, markdown.output
+    assert "| mod.fn_3<x> |" in markdown.output and "python train.py" in markdown.output
+    junit = runner.invoke(app, ["render", str(saved), "-f", "junit"])
+    assert junit.exit_code == 2 and "table, json, markdown or html" in junit.output
+    newer = tmp_path / "newer.json"
+    newer.write_text(saved.read_text().replace('"schema_version": 1', '"schema_version": 9', 1))
+    refused = runner.invoke(app, ["render", str(newer)])
+    assert refused.exit_code == 2 and "unsupported schema_version 9" in refused.output
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    unreadable = runner.invoke(app, ["render", str(broken)])
+    assert unreadable.exit_code == 2 and "not valid JSON" in unreadable.output
+    assert not any(
+        r.exception and not isinstance(r.exception, SystemExit)
+        for r in (junit, refused, unreadable)
+    )

@@ -3,6 +3,7 @@ and tlparse where installed."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -33,9 +34,11 @@ def _figures(report: dict) -> dict:
     }
 
 
+@functools.cache
 def _truth() -> dict:
     """The fixture's own count, in its process: compilation metrics per frame, its counting
-    backend's graphs per compile id, Dynamo's graph-break list per function."""
+    backend's graphs per compile id, Dynamo's graph-break list per function (one run per test
+    process: it reads nothing the tests change)."""
     out = subprocess.run(
         [sys.executable, str(FIXTURE), "--metrics"], capture_output=True, text=True, check=True
     ).stdout
@@ -43,7 +46,20 @@ def _truth() -> dict:
     return {name: tuple(v[k] for k in FIGURES) for name, v in metrics.items()}
 
 
-def test_watch_summarize_and_metrics_agree(tmp_path):
+@pytest.fixture(scope="module")
+def fixture_trace(tmp_path_factory):
+    """The fixture's own TORCH_TRACE (a plain run, no recorder), shared: tests only read it."""
+    trace = tmp_path_factory.mktemp("known_compiles") / "trace"
+    subprocess.run(
+        [sys.executable, str(FIXTURE)],
+        env={**os.environ, "TORCH_TRACE": str(trace)},
+        check=True,
+        capture_output=True,
+    )
+    return trace
+
+
+def test_watch_summarize_and_metrics_agree(tmp_path, fixture_trace):
     truth = _truth()
     # the fixture is what its docstring says (so the comparison below cannot pass on nothing)
     resume = next(name for name in truth if name.startswith("torch_dynamo_resume_in_first"))
@@ -63,13 +79,7 @@ def test_watch_summarize_and_metrics_agree(tmp_path):
     assert [r["kind"] for r in by["second"]["reasons"]] == ["dtype_change"]
     assert by["first"]["reasons"][0]["kind"] == "zero_one_specialization"
 
-    trace = tmp_path / "trace"
-    subprocess.run(
-        [sys.executable, str(FIXTURE)],
-        env={**os.environ, "TORCH_TRACE": str(trace)},
-        check=True,
-        capture_output=True,
-    )
+    trace = fixture_trace
     summary = subprocess.run(
         [*CLI, "summarize", str(trace), "-f", "json"], capture_output=True, text=True
     )
@@ -79,19 +89,13 @@ def test_watch_summarize_and_metrics_agree(tmp_path):
     assert summarized["skipped_lines"] == 0
 
 
-def test_summarize_finds_the_compiles_tlparse_finds(tmp_path):
+def test_summarize_finds_the_compiles_tlparse_finds(tmp_path, fixture_trace):
     if TLPARSE is None:
         message = "tlparse is not installed (pip install -e .[dev])"
         if os.environ.get("CI"):
             pytest.fail(message + "; CI is set, so this is a failure, not a skip", pytrace=False)
         pytest.skip(message)
-    trace = tmp_path / "trace"
-    subprocess.run(
-        [sys.executable, str(FIXTURE)],
-        env={**os.environ, "TORCH_TRACE": str(trace)},
-        check=True,
-        capture_output=True,
-    )
+    trace = fixture_trace
     summary = subprocess.run(
         [*CLI, "summarize", str(trace), "-f", "json"], capture_output=True, text=True
     )
@@ -114,14 +118,8 @@ def test_summarize_finds_the_compiles_tlparse_finds(tmp_path):
     assert ids == {e["compile_id"] for e in summarized["events"]}
 
 
-def test_summarize_tolerates_truncation_and_unknown_records(tmp_path):
-    trace = tmp_path / "trace"
-    subprocess.run(
-        [sys.executable, str(FIXTURE)],
-        env={**os.environ, "TORCH_TRACE": str(trace)},
-        check=True,
-        capture_output=True,
-    )
+def test_summarize_tolerates_truncation_and_unknown_records(tmp_path, fixture_trace):
+    trace = fixture_trace
     (log,) = list(trace.glob("*.log"))
     text = log.read_text()
     damaged = tmp_path / "damaged.log"
@@ -151,14 +149,8 @@ def test_summarize_tolerates_truncation_and_unknown_records(tmp_path):
     assert {f["function"]: f["compiles"] for f in data["functions"]} == survivors
 
 
-def test_summarize_needs_no_torch(tmp_path):
-    trace = tmp_path / "trace"
-    subprocess.run(
-        [sys.executable, str(FIXTURE)],
-        env={**os.environ, "TORCH_TRACE": str(trace)},
-        check=True,
-        capture_output=True,
-    )
+def test_summarize_needs_no_torch(fixture_trace):
+    trace = fixture_trace
     code = (
         "import sys; sys.modules['torch'] = None\nfrom recompile_probe.cli import main\n"
         "sys.argv = ['recompile-probe', 'summarize', sys.argv[1]]; main()"
@@ -849,13 +841,11 @@ def test_static_cache_model_causes_are_batch_and_cache_length_not_len_kwargs(tmp
     assert first["origin"]["role"] == "first_use"
     assert "kwargs" in source[kwargs_causes[0]["origin"]["line"] - 1]
 
+    # the table of the same run: its saved report re-rendered (what `watch` prints, see
+    # tests/render/test_watch_table.py::test_failed_column_shows_when_a_compile_failed)
     table = subprocess.run(
-        [*CLI, "watch", "--", "python", str(STATIC_CACHE)],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    ).stderr
+        [*CLI, "render", str(out)], capture_output=True, text=True, check=True
+    ).stdout
     causes_at = table.index("causes (every failing guard")
     assert table.index("size of dim 0 of kwargs['input_ids']: 1 → 2", causes_at) < table.index(
         "the arguments changed: len(kwargs)", causes_at

@@ -227,3 +227,16 @@ def test_identical_ranks_agree(same):
     assert report["rank_divergence"] == []
     assert report["ranks_compared"] == [0, 1]
     assert result.returncode == 0, result.stderr
+
+
+def test_the_saved_report_reads_back_and_re_renders(diverge):
+    """Every record of a two-rank report (processes, events, rank figures and partings) reads
+    back equal: written again, the same JSON; re-rendered, the rank section `watch` printed."""
+    from recompile_probe.records.watch import watch_from_dict, watch_to_json
+
+    tmp, result, report = diverge
+    saved = tmp / "watch.json"
+    assert watch_to_json(watch_from_dict(json.loads(saved.read_text()))) == saved.read_text()
+    table = subprocess.run([*CLI, "render", str(saved)], capture_output=True, text=True, timeout=60)
+    assert table.returncode == 0, table.stderr
+    assert "rank 1 recompiled `step`" in table.stdout

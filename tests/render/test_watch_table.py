@@ -30,6 +30,15 @@ def _watch(tmp_path, program, fmt):
     return out.read_text()
 
 
+def _render(saved, fmt):
+    """`render` of a saved watch report (no torch, no program run)."""
+    done = subprocess.run(
+        [*CLI, "render", str(saved), "-f", fmt], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def _table(text):
     """The function table as {"function where": {header: cell}}, headers joined over their
     lines."""
@@ -89,7 +98,7 @@ def test_graph_breaks_are_counted_as_dynamo_counts_them_and_as_they_are_seen(tmp
         # the listing below the table never contradicts the seen count
         assert sum(b["count"] for b in by[name]["graph_break_origins"]) == want["explain"]
 
-    text = _watch(tmp_path, "data_dependent_break.py", "table")
+    text = _render(tmp_path / "data_dependent_break.py.json", "table")
     table = _table(text)
     for name, want in truth.items():
         (cells,) = [c for key, c in table.items() if key.split()[0] == name]
@@ -116,8 +125,13 @@ def test_failed_column_shows_when_a_compile_failed(tmp_path):
     records = json.loads(out.read_text())["records"]
     failed_truth = sum(1 for m in records if m["fail_type"] is not None)
     assert failed_truth >= 1
-    table = _table(_watch(tmp_path, "limit_then_same_name.py", "table"))
+    text = _watch(tmp_path, "limit_then_same_name.py", "table")
+    table = _table(text)
     assert all("failed" in cells for cells in table.values())
     assert sum(int(cells["failed"]) for cells in table.values()) == failed_truth
-    markdown = _watch(tmp_path, "limit_then_same_name.py", "markdown")
+    # a saved report re-renders as watch printed it: the same table from the JSON, without
+    # running the program again (every other format from it too: markdown below)
+    _watch(tmp_path, "limit_then_same_name.py", "json")
+    assert _render(tmp_path / "limit_then_same_name.py.json", "table") == text
+    markdown = _render(tmp_path / "limit_then_same_name.py.json", "markdown")
     assert "| recompiles | failed |" in markdown
