@@ -68,30 +68,3 @@ class RankRuns:
             (c for c in self.comparisons if c.sequence == sequence and c.strategy == strategy),
             None,
         )
-
-
-def rank_runs_from_dict(data: dict[str, Any]) -> RankRuns:
-    """The JSON form back to the records (unknown keys ignored, as for every record)."""
-
-    def figures(d: dict[str, Any]) -> RankFigures:
-        known = {k: d[k] for k in RankFigures.__dataclass_fields__ if k in d}
-        return RankFigures(**known)
-
-    comparisons = tuple(
-        StrategyRanks(
-            sequence=c["sequence"],
-            strategy=c["strategy"],
-            by_rank={str(r): figures(f) for r, f in (c.get("by_rank") or {}).items()},
-            agree=c.get("agree"),
-            differs=tuple(c.get("differs") or ()),
-            first_divergence=c.get("first_divergence"),
-            note=c.get("note"),
-        )
-        for c in data.get("comparisons") or ()
-    )
-    return RankRuns(
-        world_size=int(data["world_size"]),
-        backend=str(data.get("backend", "")),
-        comparisons=comparisons,
-        best=dict(data.get("best") or {}),
-    )

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ReportError
-from .rank_runs import RankRuns, rank_runs_from_dict
-from .run import CacheEntry, Call, CompileEvent, GuardLine, Run, RunError, Violation
+from .decode import build
+from .rank_runs import RankRuns
+from .run import Run
 
 SCHEMA_VERSION = 1
 
@@ -91,66 +92,8 @@ def to_json(report: Report, indent: int | None = 2) -> str:
     return json.dumps(to_dict(report), indent=indent) + "\n"
 
 
-def _build(cls: type, data: dict[str, Any], where: str) -> Any:
-    """Build a record, ignoring unknown keys (newer writers) and defaulting optional ones."""
-    if not isinstance(data, dict):
-        raise ReportError(f"{where}: expected an object, got {type(data).__name__}")
-    kwargs = {}
-    for f in dataclasses.fields(cls):
-        if f.name in data:
-            kwargs[f.name] = data[f.name]
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise ReportError(f"{where}: missing field {f.name!r}")
-    return cls(**kwargs)
-
-
-def _tupled(data: Any, *keys: str) -> Any:
-    """JSON lists back to the tuples the records hold (so a report equals its round trip)."""
-    if not isinstance(data, dict):
-        return data
-    return {**data, **{k: tuple(data[k]) for k in keys if isinstance(data.get(k), list)}}
-
-
 def run_from_dict(data: dict[str, Any], where: str = "run") -> Run:
-    data = dict(data)
-    data["sequence"] = tuple(data.get("sequence", ()))
-    if data.get("error") is not None:
-        data["error"] = _build(RunError, data["error"], f"{where}.error")
-    data["calls"] = tuple(
-        _build(Call, c, f"{where}.calls[{i}]") for i, c in enumerate(data.get("calls", ()))
-    )
-    data["compile_events"] = tuple(
-        _build(
-            CompileEvent,
-            _tupled(e, "reason_origins", "failures", "closure_functions"),
-            f"{where}.compile_events[{i}]",
-        )
-        for i, e in enumerate(data.get("compile_events", ()))
-    )
-    data["entries"] = tuple(
-        _build(
-            CacheEntry,
-            {
-                **e,
-                "guards": tuple(
-                    _build(GuardLine, _tupled(g, "origins"), f"{where}.entries[{i}].guards[{j}]")
-                    for j, g in enumerate(e.get("guards", ()))
-                ),
-            },
-            f"{where}.entries[{i}]",
-        )
-        for i, e in enumerate(data.get("entries", ()))
-    )
-    data = _tupled(
-        data, "specializations", "graph_breaks", "shared_code", "argument_dims", "param_names"
-    )
-    data["notes"] = tuple(data.get("notes", ()))
-    data["points"] = tuple(data.get("points", ()))
-    data["violations"] = tuple(
-        _build(Violation, {**v, "reasons": tuple(v.get("reasons", ()))}, f"{where}.violations[{i}]")
-        for i, v in enumerate(data.get("violations", ()))
-    )
-    return _build(Run, data, where)
+    return build(Run, data, where)
 
 
 def from_dict(data: dict[str, Any]) -> Report:
@@ -163,13 +106,15 @@ def from_dict(data: dict[str, Any]) -> Report:
         )
     runs = tuple(run_from_dict(r, f"runs[{i}]") for i, r in enumerate(data.get("runs", ())))
     return Report(
-        tool=_build(Tool, data.get("tool", {}), "tool"),
-        environment=_build(Environment, data.get("environment", {}), "environment"),
-        scenario=_build(ScenarioRef, data.get("scenario", {}), "scenario"),
+        tool=build(Tool, data.get("tool", {}), "tool"),
+        environment=build(Environment, data.get("environment", {}), "environment"),
+        scenario=build(ScenarioRef, data.get("scenario", {}), "scenario"),
         runs=runs,
         schema_version=version,
         complete=data.get("complete", True),
-        rank_runs=rank_runs_from_dict(data["rank_runs"]) if data.get("rank_runs") else None,
+        rank_runs=build(RankRuns, data["rank_runs"], "rank_runs")
+        if data.get("rank_runs")
+        else None,
     )
 
 
