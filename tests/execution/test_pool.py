@@ -225,7 +225,8 @@ def test_a_crashing_run_becomes_an_error_and_the_next_run_gets_a_fresh_worker(wr
 def test_a_worker_whose_run_errored_is_replaced(write_scenario):
     """A Python branch on an unbacked batch size under fullgraph raises: that run is status
     error, the worker is not trusted with the next run (a fresh one takes it), and both runs
-    equal --isolate process."""
+    equal the same runs inline (marked as process runs; inline against --isolate process is
+    the exhaustive tier's test_process.py::test_inline_and_process_produce_identical_counts)."""
     path = write_scenario("""
         target: user_targets.py:branch_on_batch
         inputs: [{shape: [B, 4]}]
@@ -238,7 +239,10 @@ def test_a_worker_whose_run_errored_is_replaced(write_scenario):
         report = run_scenario(scenario, pool=pool)
         assert pool.started == 2 and len({c.worker for c in pool.costs}) == 2
     assert [r.status for r in report.runs] == ["error", "ok"]
-    assert _data(report) == _data(run_scenario(scenario, isolate="process", timeout=300))
+    inline = run_scenario(scenario)
+    assert [_run_data(r) for r in report.runs] == [
+        _run_data(replace(r, isolation="process")) for r in inline.runs
+    ]
 
 
 def test_a_fatal_error_raises_as_in_process_mode(write_scenario):
@@ -299,6 +303,7 @@ def test_cli_run_jobs_2_writes_the_process_report(tmp_path):
     assert comparable(jobs) == comparable(proc)
 
 
+@pytest.mark.exhaustive
 def test_cli_check_jobs_2_gives_the_serial_verdicts(tmp_path):
     """`check --jobs 2` on two scenarios (one worker pool for both): same exit code, violations
     and counts as the serial check."""
