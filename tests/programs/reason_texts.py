@@ -10,6 +10,7 @@ itself (a CompileCounter per story) so a test can compare the tool's figures wit
   ("Guard failed on the same frame it was created"), caught.
 """
 
+import inspect
 import json
 import sys
 
@@ -68,13 +69,16 @@ if __name__ == "__main__":
         torch.compile(step, backend=make_backend(backends))(x)
     counts["step"] = backends.frame_count
     a, b = torch.randn(3), torch.randn(5)
-    mark_unbacked(a, 0, shape_id="batch")
-    mark_unbacked(b, 0, shape_id="batch")
-    try:
-        torch.compile(total, backend="eager")(a, b)
-        counts["internal_error"] = None
-    except AssertionError as e:
-        counts["internal_error"] = str(e).splitlines()[0]
+    # shape_id is torch 2.13's: before it, no story (and "internal_error" says why)
+    counts["internal_error"] = "n/a: mark_unbacked takes no shape_id"
+    if "shape_id" in inspect.signature(mark_unbacked).parameters:
+        mark_unbacked(a, 0, shape_id="batch")
+        mark_unbacked(b, 0, shape_id="batch")
+        try:
+            torch.compile(total, backend="eager")(a, b)
+            counts["internal_error"] = None
+        except AssertionError as e:
+            counts["internal_error"] = str(e).splitlines()[0]
     # Dynamo's own records, per function: recompiles (a recompile reason) and failed compiles
     from torch._dynamo.utils import get_compilation_metrics
 
@@ -85,5 +89,17 @@ if __name__ == "__main__":
         mine["recompiles"] += bool(m.recompile_reason)
         mine["failed"] += m.fail_type is not None
     counts["dynamo"] = dynamo
+    # the recompile reasons Dynamo gave the backend changes (torch 2.9 names no guard: "0/1: ")
+    # the inlined helper's int guard: does this torch write a user stack under it? (2.13 on)
+    counts["outer_user_stack"] = any(
+        "User stack trace:" in (m.recompile_reason or "")
+        for m in get_compilation_metrics()
+        if m.co_name == "outer"
+    )
+    counts["step_reasons"] = [
+        m.recompile_reason
+        for m in get_compilation_metrics()
+        if m.co_name == "step" and m.recompile_reason
+    ]
     print("COUNTS " + json.dumps(counts))
     sys.exit(0)

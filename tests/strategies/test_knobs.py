@@ -34,6 +34,7 @@ KNOBS = list(OPT_IN)
 HAS_STATIC_SOURCES = hasattr(torch.compiler.config, "static_sources")
 COMPILE_PARAMS = inspect.signature(torch.compile).parameters
 MAYBE_RANGES = "min" in inspect.signature(torch._dynamo.maybe_mark_dynamic).parameters
+UNBACKED_RANGES = "shape_id" in inspect.signature(mark_unbacked).parameters  # 2.13 on
 SPEC_KW = next((k for k in ("dynamic_shapes", "shapes_spec") if k in COMPILE_PARAMS), None)
 
 
@@ -114,6 +115,8 @@ def test_knob_counts_match_a_compile_counter(seed_report, strategy, by_hand):
         pytest.skip(f"torch.compile has no {strategy}= here")
     if strategy == "shapes_spec" and SPEC_KW is None:
         pytest.skip("torch.compile takes no ShapesSpec here")
+    if strategy == "mark_unbacked_ranges" and not UNBACKED_RANGES:
+        pytest.skip("mark_unbacked takes no shape_id/min/max here (torch 2.13 has them)")
     runs = _runs(seed_report, strategy)
     assert set(runs) == {(1, 2, 8), (4, 4, 1, 1, 16), (2, 1, 8)}
     for sequence, run in runs.items():
@@ -122,6 +125,7 @@ def test_knob_counts_match_a_compile_counter(seed_report, strategy, by_hand):
         assert run.outputs_match is True
 
 
+@pytest.mark.skipif(not UNBACKED_RANGES, reason="mark_unbacked takes no shape_id/min/max here")
 def test_range_and_shape_id_reach_the_marks(seed_report):
     """mark_unbacked_ranges marks with shape_id B and the scenario's range 1..16: one compile
     whose shape guards hold that range (measured 2026-12-02: a min of 2 makes B=1 fail)."""
@@ -131,6 +135,9 @@ def test_range_and_shape_id_reach_the_marks(seed_report):
         assert any("16" in t and "size()[0]" in t for t in texts), texts
 
 
+@pytest.mark.skipif(
+    "recompile_limit" not in COMPILE_PARAMS, reason="torch.compile has no recompile_limit= here"
+)
 def test_recompile_limit_caps_the_compiles(seed_report):
     for run in _runs(seed_report, "recompile_limit").values():
         assert run.graphs == 1
@@ -168,6 +175,22 @@ def test_maybe_mark_dynamic_range_is_unsupported_before_2_15(seed_report):
     for run in _runs(seed_report, "maybe_mark_dynamic_ranges").values():
         assert run.status == "unsupported"
         assert "min" in run.error.message and "torch 2.15" in run.error.message
+
+
+@pytest.mark.skipif(UNBACKED_RANGES, reason="this torch's mark_unbacked takes shape_id/min/max")
+def test_mark_unbacked_ranges_is_unsupported_before_2_13(seed_report):
+    for run in _runs(seed_report, "mark_unbacked_ranges").values():
+        assert run.status == "unsupported"
+        assert "shape_id" in run.error.message and "torch 2.13" in run.error.message
+
+
+@pytest.mark.skipif(
+    "recompile_limit" in COMPILE_PARAMS, reason="torch.compile has recompile_limit="
+)
+def test_recompile_limit_is_unsupported_before_2_13(seed_report):
+    for run in _runs(seed_report, "recompile_limit").values():
+        assert run.status == "unsupported"
+        assert "recompile_limit=" in run.error.message and "torch 2.13" in run.error.message
 
 
 def test_placeholders_and_ranges():

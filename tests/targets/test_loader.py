@@ -75,6 +75,9 @@ def test_unbacked_sources_name_the_wrappers_kwargs_and_take_effect(write_scenari
     )
     runs = {r.strategy: r for r in run_scenario(scenario).runs}
     right = _hand_graphs("L['kwargs']['x']:0")
+    if right == _hand_graphs("L['x']:0"):  # a torch that ignores per-dim sources (2.9)
+        assert runs["unbacked_sources"].status == "unsupported"
+        pytest.skip("this torch ignores per-dim unbacked_sources: the tool refuses the strategy")
     assert right < _hand_graphs("L['x']:0")  # the name matters: only Dynamo's takes effect
     assert runs["unbacked_sources"].graphs == right
     assert runs["unbacked_sources"].no_effect is None
