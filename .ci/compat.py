@@ -96,6 +96,11 @@ def check(
     try:
         if run([sys.executable, "-m", "venv", str(venv)], log) != 0:
             return f"{release:8}  venv failed (see {log})"
+        # the build tools `make install` has (a venv's bundled setuptools may predate
+        # bdist_wheel: tests/test_packaging.py builds the wheel)
+        upgrade = [str(py), "-m", "pip", "install", "-q", "--upgrade", "pip", "setuptools", "wheel"]
+        if run(upgrade, log, env=env) != 0:
+            return f"{release:8}  pip and setuptools did not upgrade (see {log})"
         if (
             run([str(py), "-m", "pip", "install", "-q", f"torch=={release}", "numpy"], log, env=env)
             != 0
