@@ -268,11 +268,13 @@ def read_reports(path: Path) -> list:
     return reports_from_json(text, str(path))
 
 
-def read_watch_report(path: Path) -> Any:
-    """The saved `watch` / `summarize` report at ``path``; None when it is another document."""
+def read_saved(path: Path) -> Any:
+    """The saved document at ``path``, read and parsed once: a ``WatchReport`` for a `watch` /
+    `summarize` report, else the list of run reports (one, or a `check` bundle's)."""
     import json
 
     from ..errors import ReportError
+    from ..records.report import reports_from_data
     from ..records.watch import is_watch_document, watch_from_dict
 
     try:
@@ -281,7 +283,9 @@ def read_watch_report(path: Path) -> Any:
         raise ReportError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except json.JSONDecodeError as exc:
         raise ReportError(f"{path}: not valid JSON ({exc})") from None
-    return watch_from_dict(data, str(path)) if is_watch_document(data) else None
+    if is_watch_document(data):
+        return watch_from_dict(data, str(path))
+    return reports_from_data(data, str(path))
 
 
 def read_report(path: Path) -> Any:

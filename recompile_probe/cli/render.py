@@ -18,8 +18,7 @@ from .common import (
     emit_functions,
     errors_to_exit,
     functions_format,
-    read_reports,
-    read_watch_report,
+    read_saved,
     term_width,
     use_color,
     write_atomic,
@@ -40,13 +39,13 @@ def render(
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
-        watched = read_watch_report(report)
-        if watched is not None:  # a program's functions: the formats `watch` writes
+        saved = read_saved(report)
+        if not isinstance(saved, list):  # a program's functions: the formats `watch` writes
             functions_format(fmt)
-            emit_functions(watched, fmt, output, to_stderr=False)
+            emit_functions(saved, fmt, output, to_stderr=False)
             return
         check_format(fmt)
-        reports = read_reports(report)
+        reports = saved
         if len(reports) == 1:
             emit(reports[0], fmt, output, verbose)
             return

@@ -132,6 +132,11 @@ def reports_from_json(text: str, source: str = "report") -> list[Report]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReportError(f"{source}: not valid JSON ({exc})") from None
+    return reports_from_data(data, source)
+
+
+def reports_from_data(data: Any, source: str = "report") -> list[Report]:
+    """:func:`reports_from_json` of a document already parsed."""
     try:
         if isinstance(data, dict) and "reports" in data and "runs" not in data:
             if data.get("schema_version") != SCHEMA_VERSION:

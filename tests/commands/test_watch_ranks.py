@@ -26,6 +26,9 @@ TORCHRUN = str(Path(sys.executable).parent / "torchrun")
 DISTRIBUTED_RUN = ["python", "-m", "torch.distributed.run"]
 
 
+_GLOO_TEARDOWN_ABORT = "terminate called without an active exception"
+
+
 def _port() -> str:
     with socket.socket() as s:  # parallel tests must not meet on one port
         s.bind(("127.0.0.1", 0))
@@ -48,14 +51,23 @@ def _watch(
     tmp: Path, launch: list[str], mode: str, *extra: str
 ) -> tuple[subprocess.CompletedProcess, dict]:
     out = tmp / "watch.json"
-    launcher = [*launch, "--nproc-per-node", "2", "--master-port", _port()]
-    result = subprocess.run(
-        [*CLI, "watch", "-f", "json", "-o", str(out), *extra, "--"]
-        + [*launcher, str(PROGRAM), mode, str(tmp)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    for attempt in (1, 2):
+        launcher = [*launch, "--nproc-per-node", "2", "--master-port", _port()]
+        result = subprocess.run(
+            [*CLI, "watch", "-f", "json", "-o", str(out), *extra, "--"]
+            + [*launcher, str(PROGRAM), mode, str(tmp)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        # Now and then (once in CI, never in 24 runs by hand) gloo aborts a rank while the
+        # interpreter shuts down, after the rank's work and its truth are written: torch's
+        # teardown, not the tool, whose exit code then rightly says a rank failed. One more run.
+        if attempt == 1 and _GLOO_TEARDOWN_ABORT in result.stderr:
+            for stale in tmp.glob("truth_rank_*.json"):
+                stale.unlink()
+            continue
+        break
     return result, json.loads(out.read_text())
 
 
