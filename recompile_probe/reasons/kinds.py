@@ -211,7 +211,8 @@ TABLE: Mapping[str, Kind] = MappingProxyType(
                 "peer_rank_recompiled",
                 "this rank's guards passed, but another rank's failed and guard collectives "
                 'made every rank recompile (Dynamo: "Unexpected recompilation: runtime guards '
-                'failed even though they passed during recompilation-reason analysis")',
+                'failed even though they passed during recompilation-reason analysis"; 2.9: '
+                '"Unable to find recompilation reasons")',
                 "this rank recompiled for another rank (guard collectives keep the ranks "
                 "together): the cause is the other rank's recompile, read its reason.",
                 "remove the recompile on the rank whose guards failed; this one follows it",

@@ -72,6 +72,9 @@ class ReasonDetail:
 #: how Dynamo words a recompile whose guards all pass here: with guard collectives on, another
 #: rank's guards failed and every rank recompiles (measured on torch 2.13, gloo)
 PEER_RECOMPILE = "Unexpected recompilation: runtime guards failed even though they passed"
+#: the same recompile as torch 2.9 words it (no guard fails on the re-check, so no reason at
+#: all: measured on 2.9.1, gloo, guard collectives on)
+PEER_RECOMPILE_29 = "Unable to find recompilation reasons"
 
 
 def parse_line(line: str) -> ReasonDetail:
@@ -236,6 +239,8 @@ def classify(
     lines = failure_lines(reason)
     if lines:
         return parse_line(lines[0])
+    if reason and reason.strip().startswith(PEER_RECOMPILE_29):
+        return ReasonDetail("peer_rank_recompiled", "another rank's guards", text=reason.strip())
     if reason:
         return ReasonDetail("other", "unknown", text=reason.strip())
     return None

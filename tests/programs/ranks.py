@@ -19,6 +19,7 @@ independent count a test holds the tool's per-rank figures against.
 import inspect
 import json
 import os
+import re
 import sys
 
 import torch
@@ -26,6 +27,9 @@ import torch.distributed as dist
 
 LIMIT = 2
 CALLS = 4
+#: the failure a recompile limit leaves: "Dynamo recompile limit exceeded" (2.13),
+#: "recompile_limit reached" / "cache_size_limit reached" (2.9)
+_LIMIT_TEXT = re.compile(r"recompile[ _]limit|cache_size_limit")
 
 
 def step(x):
@@ -59,7 +63,7 @@ def truth() -> dict:
         out[name] = {
             "compiles": len(records),
             "failed": sum(m.fail_type is not None for m in records),
-            "limit_hit": sum("recompile limit" in str(m.fail_reason or "") for m in records),
+            "limit_hit": sum(bool(_LIMIT_TEXT.search(str(m.fail_reason or ""))) for m in records),
         }
     return out
 

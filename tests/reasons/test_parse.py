@@ -290,3 +290,10 @@ def test_a_recompile_another_rank_forced_has_its_own_kind():
     assert parse_line("0/0: tensor 'x' size mismatch at index 0. expected 8, actual 3").kind == (
         "static_size_change"
     )
+
+
+def test_torch_2_9_words_the_recompile_another_rank_forced_without_a_reason():
+    # 2.9 finds no failing guard on the re-check and writes only this (the truth: the two-rank
+    # test in tests/execution/test_ranks.py, run on 2.9.1 by the compat run)
+    assert classify("Unable to find recompilation reasons").kind == "peer_rank_recompiled"
+    assert classify("something else entirely").kind == "other"
