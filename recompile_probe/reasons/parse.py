@@ -230,6 +230,15 @@ def refine(detail: ReasonDetail | None, role: str | None) -> ReasonDetail | None
     return replace(detail, kind="user_specialization")
 
 
+def peer_when_no_guard(detail: ReasonDetail | None) -> ReasonDetail | None:
+    """A recompile that names no failing guard (torch 2.9 writes only the entry, ``0/0:``,
+    when every guard passes on the re-check), read where guard collectives are on: the guards
+    that failed were another rank's. Any other detail comes back as it is."""
+    if detail is None or detail.kind != "other" or detail.text.strip():
+        return detail
+    return replace(detail, kind="peer_rank_recompiled", what="another rank's guards")
+
+
 def classify(
     reason: str | None, *, fail_type: str | None = None, fail_reason: str | None = None
 ) -> ReasonDetail | None:

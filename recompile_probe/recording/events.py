@@ -19,7 +19,7 @@ from typing import Any
 
 from ..provenance.origin import from_stack
 from ..reasons.causes import primary_line
-from ..reasons.parse import classify, internal_error, is_recompile_limit
+from ..reasons.parse import classify, internal_error, is_recompile_limit, peer_when_no_guard
 from ..reasons.text import entry_line, failure_lines, split_parts, strip_comment, user_stacks
 from ..records.compile_ids import frame_of
 from ..records.run import CompileEvent
@@ -149,6 +149,7 @@ class EventBuilder:
         compiling: Identity | None = None,
         closure_functions: tuple[dict, ...] | None = None,
         dynamo_graph_breaks: int | None = None,
+        guard_collectives: bool = False,
     ) -> CompileEvent:
         """The event of one compilation-metrics record (a mapping of its fields).
 
@@ -158,6 +159,8 @@ class EventBuilder:
         code object Dynamo was compiling when it wrote the record, where the source saw it: a
         record without a name (a compile that failed before tracing) is that code's.
         ``closure_functions``: the functions that frame's closure held, where seen.
+        ``guard_collectives``: they were on when the record was written (a recompile that names
+        no failing guard is then another rank's).
         """
         cid = None if m.get("compile_id") is None else str(m.get("compile_id"))
         fid = frame_of(cid)
@@ -215,6 +218,8 @@ class EventBuilder:
             if recompile
             else None
         )
+        if recompile and guard_collectives:
+            detail = peer_when_no_guard(detail)
         if text is None and detail is not None:  # the recompile limit: no guard failed
             text = detail.text
         stacks = (

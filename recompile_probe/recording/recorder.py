@@ -35,6 +35,7 @@ from ..reasons.text import failure_lines
 from ..records.compile_ids import compile_key
 from ..records.run import CompileEvent
 from ..torch_compat import cache, logs, metrics, stance
+from ..torch_compat.collectives import guard_collectives_on
 from ..torch_compat.dynamo import (
     backend_calls,
     compile_accepts,
@@ -267,6 +268,7 @@ class Recorder:
                 compiling=compiling,
                 closure_functions=closure,
                 dynamo_graph_breaks=counter_breaks,
+                guard_collectives=guard_collectives_on(),
             )
             event = self._with_origins(event, counted)
             if event.closure_functions:

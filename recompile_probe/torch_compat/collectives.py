@@ -69,6 +69,19 @@ def guard_collectives_missing() -> str | None:
     return None
 
 
+def guard_collectives_on() -> bool:
+    """Whether guard collectives are on in this process now (set by a strategy or by the
+    program itself). torch keeps no getter: the hook is read by setting it and putting it back,
+    which is atomic under the GIL. False where the knob does not exist."""
+    try:
+        from torch._C._dynamo.eval_frame import set_guard_complete_hook
+    except ImportError:
+        return False
+    previous = set_guard_complete_hook(None)
+    set_guard_complete_hook(previous)
+    return previous is not None
+
+
 @contextlib.contextmanager
 def guard_collectives() -> Iterator[None]:
     """Guard collectives on for the run, the previous setting restored after it."""

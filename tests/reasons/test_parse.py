@@ -297,3 +297,17 @@ def test_torch_2_9_words_the_recompile_another_rank_forced_without_a_reason():
     # test in tests/execution/test_ranks.py, run on 2.9.1 by the compat run)
     assert classify("Unable to find recompilation reasons").kind == "peer_rank_recompiled"
     assert classify("something else entirely").kind == "other"
+
+
+def test_a_recompile_naming_no_guard_is_another_ranks_only_under_guard_collectives():
+    # 2.9 writes only the entry when every guard passes on the re-check (tests/execution/
+    # test_ranks.py on 2.9.1 is the two-rank truth); the recorder reads the hook at the time
+    from recompile_probe.reasons.parse import peer_when_no_guard
+
+    empty = classify("0/0:")
+    assert empty.kind == "other"
+    assert peer_when_no_guard(empty).kind == "peer_rank_recompiled"
+    assert peer_when_no_guard(empty).entry == "0/0"
+    named = classify("0/0: tensor 'x' size mismatch at index 0. expected 8, actual 3")
+    assert peer_when_no_guard(named) == named
+    assert peer_when_no_guard(None) is None
