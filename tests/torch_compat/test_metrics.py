@@ -61,3 +61,15 @@ def test_a_swapped_deque_is_observed_from_the_swap_on():
     finally:
         utils.set_compilation_metrics_limit(old)
         torch._dynamo.reset()
+
+
+def test_reading_dynamos_counters_adds_no_key_to_them():
+    # torch's TestCase prints every key of the counters when a test fails: a key the tool read
+    # into being shows up in the user's output (seen on 2.9.1 as "graph_break []")
+    from torch._dynamo.utils import counters
+
+    from recompile_probe.torch_compat.metrics import graph_break_count, unique_graphs
+
+    counters.clear()
+    assert (graph_break_count(), unique_graphs()) == (0, 0)
+    assert dict(counters) == {}
