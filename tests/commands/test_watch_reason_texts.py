@@ -92,7 +92,9 @@ def test_new_backends_are_one_reason_seen_each_time(watched):
     if not any("BACKEND_MATCH" in r for r in counts["step_reasons"]):
         pytest.skip(f"this torch names no guard for a backend change: {counts['step_reasons']}")
     (reason,) = functions["step"]["reasons"]
-    assert reason["kind"] == "backend_change" and reason["masked"] is True
+    # masked where Dynamo's texts carry the backends' ids (2.13 on; 2.11 writes none)
+    has_ids = any("id=0x" in r for r in counts["step_reasons"])
+    assert reason["kind"] == "backend_change" and reason["masked"] is has_ids
     assert reason["count"] == counts["dynamo"]["step"]["recompiles"] == 3
     assert "0x" not in reason["text"]
     assert "3× [backend_change] BACKEND_MATCH" in text

@@ -276,6 +276,30 @@ def test_hung_run_times_out_and_leaves_no_process_behind(gated, tmp_path, mode):
     assert not _running(child), "the timed-out worker's child process was left running"
 
 
+def _group_state(pgid: int) -> str:
+    """Each process of the group: its command, state, kernel wait and signal masks (SigIgn
+    says whether SIGINT, bit 2, was ignored), for a test that waited in vain."""
+    rows = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if os.getpgid(int(proc.name)) != pgid:
+                continue
+            status = dict(
+                line.split(":\t", 1)
+                for line in (proc / "status").read_text().splitlines()
+                if ":\t" in line
+            )
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:160]
+            wchan = (proc / "wchan").read_text()
+        except (OSError, ProcessLookupError):
+            continue
+        keys = ("State", "SigIgn", "SigCgt", "SigBlk", "Threads")
+        rows.append(
+            f"{proc.name} {cmd} wchan={wchan} " + " ".join(f"{k}={status.get(k)}" for k in keys)
+        )
+    return "\n".join(rows) or "(none left)"
+
+
 def _interrupt_at_the_gate(tmp_path: Path, argv: list[str], finished: int = 0) -> tuple[int, str]:
     """Start the CLI in a process group of its own (as a terminal does), send the group SIGINT
     once the gate blocks (so at least one run has finished) and the --output file (rewritten
@@ -298,7 +322,10 @@ def _interrupt_at_the_gate(tmp_path: Path, argv: list[str], finished: int = 0) -
             assert time.monotonic() < deadline, "the gate was never reached"
             time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
-        _, stderr = proc.communicate(timeout=60)
+        try:
+            _, stderr = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"no exit 60 s after SIGINT; the process group:\n{_group_state(proc.pid)}")
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -270,10 +270,12 @@ def test_new_backend_callables_are_one_reason_counted():
     if not any("BACKEND_MATCH" in s for s in said):
         pytest.skip(f"this torch names no guard for a backend change ({said[0]!r}; torch 2.9)")
     assert all("BACKEND_MATCH" in s for s in said)
-    assert len({s for s in said}) == 3  # Dynamo's texts differ by their ids
+    assert len(set(said)) == 3  # the texts differ: by their ids (2.13 on), by the entry (2.11)
     (summary,) = by_function(events)
     (reason,) = summary.reasons
-    assert (reason.kind, reason.count, reason.masked) == ("backend_change", 3, True)
+    # masked where the texts carry the backends' ids (2.13 on; 2.11's differ only by entry)
+    has_ids = any("id=0x" in s for s in said)
+    assert (reason.kind, reason.count, reason.masked) == ("backend_change", 3, has_ids)
     assert "(id=…)" in reason.text and "0x" not in reason.text
     assert [c.recompiles for c in summary.causes] == [3]
 
