@@ -37,6 +37,9 @@ TIMING_FIELDS = frozenset(
 #:   that torch._dynamo.reset() does not reset, so it counts every compile the process made
 #:   before (in an `--isolate process` worker, the warm-up's and the earlier sequences').
 ADDRESS = re.compile(r"(___check_(?:type|obj)_id\(.+?, )\d+(?=\))")
+#: an object's repr in a guard text: torch 2.11 appends ``type=<code object _check at 0x7fc5...>``
+#: to an ID_MATCH guard, with that object's address
+REPR_ADDRESS = re.compile(r"(\bat 0x)[0-9a-fA-F]+\b")
 INSTALLED_GLOBAL = re.compile(
     r"\b(__builtins_dict__|__resume_at_\d+|___context_manager_\d+|"
     r"__warnings_warn_wrapper|__gen_rand_values)_\d+\b"
@@ -53,10 +56,10 @@ def without_timings(data: object) -> object:
 
 
 def comparable(data: object) -> object:
-    """``without_timings``, with ADDRESS numbers replaced by ``<id>``, INSTALLED_GLOBAL counters
-    by ``<n>`` and ``trace_file`` left out: what must be equal between two runs of one scenario
-    in different processes or after different histories (``--jobs N`` against ``--isolate
-    process``, merged shards against the unsharded report)."""
+    """``without_timings``, with ADDRESS numbers replaced by ``<id>``, REPR_ADDRESS ones by
+    ``<addr>``, INSTALLED_GLOBAL counters by ``<n>`` and ``trace_file`` left out: what must be
+    equal between two runs of one scenario in different processes or after different histories
+    (``--jobs N`` against ``--isolate process``, merged shards against the unsharded report)."""
     data = without_timings(data)
 
     def mask(value: object) -> object:
@@ -66,6 +69,7 @@ def comparable(data: object) -> object:
             return [mask(v) for v in value]
         if not isinstance(value, str):
             return value
-        return INSTALLED_GLOBAL.sub(r"\1_<n>", ADDRESS.sub(r"\1<id>", value))
+        value = REPR_ADDRESS.sub(r"\1<addr>", ADDRESS.sub(r"\1<id>", value))
+        return INSTALLED_GLOBAL.sub(r"\1_<n>", value)
 
     return mask(data)
