@@ -276,6 +276,10 @@ def test_hung_run_times_out_and_leaves_no_process_behind(gated, tmp_path, mode):
     assert not _running(child), "the timed-out worker's child process was left running"
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _group_state(pgid: int) -> str:
     """Each process of the group: its command, state, kernel wait and signal masks (SigIgn
     says whether SIGINT, bit 2, was ignored), for a test that waited in vain."""
@@ -305,7 +309,15 @@ def _interrupt_at_the_gate(tmp_path: Path, argv: list[str], finished: int = 0) -
     once the gate blocks (so at least one run has finished) and the --output file (rewritten
     after every finished run) holds ``finished`` runs, return (exit code, stderr)."""
     proc = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        # A terminal starts its job with SIGINT at its default; a suite started in the
+        # background of a non-interactive shell inherits it ignored (SigIgn 0x7), and the CLI
+        # rightly keeps ignoring it then, so the test would wait for nothing.
+        preexec_fn=_default_sigint,
     )
     out = tmp_path / "out.json"
 
