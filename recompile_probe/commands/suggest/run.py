@@ -178,7 +178,10 @@ def suggest(
             yaml_for(best, free_name(scenario, strategy_name), bench.runs.get(best.name, [])),
         )
     if bench.finalists or bench.untimed_count():
-        notes += (timing_note(bench.finalists, bench.untimed_count()),)
+        why = (
+            "stopped" if "timing" in skips.phases else "untimed" if scenario.repeats == 0 else None
+        )
+        notes += (timing_note(bench.finalists, bench.untimed_count(), why),)
     if saved is not None:
         notes += (reuse_note(bench.reused, saved_source or "the report", not_reused),)
     if bench.confirmations:
@@ -244,7 +247,18 @@ def suggest(
     )
 
 
-def timing_note(finalists: list[str], untimed: int) -> str:
+def timing_note(finalists: list[str], untimed: int, why: str | None = None) -> str:
+    """Which candidates have a µs/call, and why the others have none: the search stopped
+    before timing them, the scenario is untimed (``repeats: 0``), or no figure could change
+    their rank."""
+    if why == "untimed":
+        return "µs/call not measured: the scenario has repeats: 0 (n/a for every candidate)"
+    if why == "stopped":
+        timed = f" ({', '.join(finalists)})" if finalists else ""
+        return (
+            f"µs/call measured for {len(finalists)} of the candidates tied for first{timed}: "
+            f"the search stopped before the rest; n/a for the other {untimed}"
+        )
     return (
         f"µs/call measured for the {len(finalists)} tied for first on status, outputs, compiles "
         f"and guards ({', '.join(finalists) or 'none'}); n/a for the other {untimed}: no "

@@ -77,6 +77,10 @@ def test_a_tiny_time_limit_stops_after_the_first_candidate_and_says_so():
     assert f"1 of {PLANNED} planned candidates measured" in notes
     assert f"not tried: {PLANNED - 1} of the {PLANNED} candidates" in notes
     assert "--time-limit 0 (no limit)" in notes
+    # the finalists' µs/call was never measured: not "no figure could change their rank"
+    assert "timing" in data["skipped"] and data["timed"] == []
+    assert "could change their rank" not in notes
+    assert "µs/call measured for 0 of the candidates tied for first: the search stopped" in notes
     # progress: a plain line per candidate on a stderr that is not a terminal, none on stdout
     assert f"[1/{PLANNED}] {data['recommendation']['name']}:" in out.stderr
     assert "[1/" not in out.stdout and "suggest:" not in out.stdout
@@ -191,6 +195,7 @@ def test_a_time_limit_after_the_search_leaves_the_forms_unmeasured(untimed, monk
     assert "not measured: the torch._check lines" in notes
     assert "not measured: the environment form" in notes
     assert "not tried" not in notes
+    assert "µs/call not measured: the scenario has repeats: 0" in notes
 
 
 @pytest.mark.slow
