@@ -60,7 +60,7 @@ def missing_features(strategy: Strategy, *, target_is_compiled: bool = False) ->
             )
     if strategy.shapes_spec and (knobs.spec_keyword() is None or not knobs.shapes_spec_types()):
         return (
-            "torch.compile in this torch takes no ShapesSpec (dynamic_shapes= on torch 2.15, "
+            "torch.compile in this torch takes no ShapesSpec (dynamic_shapes= from torch 2.14, "
             "shapes_spec= on torch 2.13)"
         )
     for dotted in strategy.config:

@@ -19,7 +19,7 @@ from .settings import defaults_restored
 #: ``compile:NAME`` is a torch.compile keyword, ``FN:OPTION`` an option of a mark function.
 RELEASES: dict[str, str] = {
     "torch.compiler.config.static_sources": "torch 2.15",
-    "compile:dynamic_shapes": "torch 2.15",
+    "compile:dynamic_shapes": "torch 2.14",
     "compile:shapes_spec": "torch 2.13",
     "compile:isolate_recompiles": "torch 2.13",
     "compile:recompile_limit": "torch 2.13",

@@ -2,7 +2,8 @@
 mark_unbacked_ranges) on the seed op, against a CompileCounter run of the same calls written
 here; each feature-detected: `unsupported`, naming the release that has it, where it is missing.
 
-Behaviour only torch 2.15 has (static_sources, dynamic_shapes=) runs where the feature exists.
+Behaviour only newer releases have (static_sources in 2.15, dynamic_shapes= from 2.14) runs where
+the feature exists.
 """
 
 from __future__ import annotations
@@ -43,9 +44,11 @@ def _op(x, values):  # the seed op, as targets/logprobs.py has it
     return (x >= values).sum(-1)
 
 
-def _by_hand(sequence, compile_kwargs=None, mark=None, config=None):
-    """The calls the probe makes, by hand: frames compiled by a CompileCounter."""
+def _by_hand(sequence, compile_kwargs=None, mark=None, config=None, records=None):
+    """The calls the probe makes, by hand: frames compiled by a CompileCounter (and, into
+    ``records`` where given, Dynamo's compilation-metrics records: failed compiles included)."""
     torch._dynamo.reset()
+    torch._dynamo.utils.clear_compilation_metrics()
     counter = CompileCounter()
     with contextlib.ExitStack() as stack:
         for attr, value in (config or {}).items():
@@ -56,6 +59,8 @@ def _by_hand(sequence, compile_kwargs=None, mark=None, config=None):
             if mark is not None:
                 mark(x, values)
             assert torch.equal(compiled(x, values), _op(x, values))
+    if records is not None:
+        records.extend(torch._dynamo.utils.get_compilation_metrics())
     torch._dynamo.reset()
     return counter.frame_count
 
@@ -140,9 +145,15 @@ def test_range_and_shape_id_reach_the_marks(seed_report):
     "recompile_limit" not in COMPILE_PARAMS, reason="torch.compile has no recompile_limit= here"
 )
 def test_recompile_limit_caps_the_compiles(seed_report):
-    for run in _runs(seed_report, "recompile_limit").values():
-        assert run.graphs == 1
-        assert run.failed_compiles and run.failed_compiles >= 1  # the calls past the limit
+    """One graph; the compile past the limit is a metrics record of its own, failed (so the
+    seed op's B = 1, 2, 8 reads 2 compiles, as docs/strategies.md says)."""
+    for sequence, run in _runs(seed_report, "recompile_limit").items():
+        records: list = []
+        assert run.graphs == _by_hand(sequence, {"recompile_limit": 1}, records=records) == 1
+        assert run.compiles == len(records), (sequence, records)
+        failed = [m for m in records if getattr(m, "fail_reason", None)]
+        assert run.failed_compiles == len(failed) >= 1  # the calls past the limit
+    assert _runs(seed_report, "recompile_limit")[(1, 2, 8)].compiles == 2
 
 
 @pytest.mark.skipif(HAS_STATIC_SOURCES, reason="this torch has static_sources")

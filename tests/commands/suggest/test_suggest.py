@@ -47,7 +47,7 @@ from recompile_probe.targets.logprobs import count_greater_than
 
 CASES_FILE = PROGRAMS / "suggest_cases.py"
 COMPILE_PARAMS = inspect.signature(torch.compile).parameters
-#: torch.compile takes a shapes spec (2.13: shapes_spec=, 2.15: dynamic_shapes=); 2.9 has none
+#: torch.compile takes a shapes spec (2.13: shapes_spec=, 2.14 on: dynamic_shapes=); 2.9 has none
 HAS_SHAPES_SPEC = "dynamic_shapes" in COMPILE_PARAMS or "shapes_spec" in COMPILE_PARAMS
 _spec = importlib.util.spec_from_file_location("suggest_cases_by_hand", CASES_FILE)
 cases = importlib.util.module_from_spec(_spec)
