@@ -198,7 +198,8 @@ TABLE: Mapping[str, Kind] = MappingProxyType(
             Kind(
                 "torch_internal_error",
                 'torch raised an internal assertion ("Guard failed on the same frame it was '
-                'created"): a bug in torch, not in the code it compiles',
+                'created"), or recompiled although every guard passes on the re-check, with no '
+                "other rank to force it: a bug in torch, not in the code it compiles",
                 "torch raised an internal assertion; this is not your code. It comes from the "
                 "marking this strategy applies (e.g. a shape_id shared by tensors whose sizes "
                 "differ, sizes outside a mark's min/max): drop or correct that marking, and "

@@ -239,6 +239,16 @@ def peer_when_no_guard(detail: ReasonDetail | None) -> ReasonDetail | None:
     return replace(detail, kind="peer_rank_recompiled", what="another rank's guards")
 
 
+def unexplained_without_peers(detail: ReasonDetail | None) -> ReasonDetail | None:
+    """A recompile whose guards all pass on the re-check ("Unexpected recompilation ...",
+    2.9's "Unable to find recompilation reasons"), read where guard collectives are off: no
+    other rank can have forced it, and torch's own source calls it a bug ("Unexpected
+    recompilation - points to a bug"). Any other detail comes back as it is."""
+    if detail is None or detail.kind != "peer_rank_recompiled":
+        return detail
+    return replace(detail, kind="torch_internal_error", what="internal assertion")
+
+
 def classify(
     reason: str | None, *, fail_type: str | None = None, fail_reason: str | None = None
 ) -> ReasonDetail | None:

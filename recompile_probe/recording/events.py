@@ -19,7 +19,13 @@ from typing import Any
 
 from ..provenance.origin import from_stack
 from ..reasons.causes import primary_line
-from ..reasons.parse import classify, internal_error, is_recompile_limit, peer_when_no_guard
+from ..reasons.parse import (
+    classify,
+    internal_error,
+    is_recompile_limit,
+    peer_when_no_guard,
+    unexplained_without_peers,
+)
 from ..reasons.text import entry_line, failure_lines, split_parts, strip_comment, user_stacks
 from ..records.compile_ids import frame_of
 from ..records.run import CompileEvent
@@ -160,7 +166,7 @@ class EventBuilder:
         record without a name (a compile that failed before tracing) is that code's.
         ``closure_functions``: the functions that frame's closure held, where seen.
         ``guard_collectives``: they were on when the record was written (a recompile that names
-        no failing guard is then another rank's).
+        no failing guard is then another rank's; with them off, torch's own bug).
         """
         cid = None if m.get("compile_id") is None else str(m.get("compile_id"))
         fid = frame_of(cid)
@@ -218,8 +224,12 @@ class EventBuilder:
             if recompile
             else None
         )
-        if recompile and guard_collectives:
-            detail = peer_when_no_guard(detail)
+        if recompile:
+            detail = (
+                peer_when_no_guard(detail)
+                if guard_collectives
+                else unexplained_without_peers(detail)
+            )
         if text is None and detail is not None:  # the recompile limit: no guard failed
             text = detail.text
         stacks = (

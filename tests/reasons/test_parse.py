@@ -311,3 +311,14 @@ def test_a_recompile_naming_no_guard_is_another_ranks_only_under_guard_collectiv
     named = classify("0/0: tensor 'x' size mismatch at index 0. expected 8, actual 3")
     assert peer_when_no_guard(named) == named
     assert peer_when_no_guard(None) is None
+
+
+def test_an_unexplained_recompile_without_guard_collectives_is_torchs_bug():
+    # no peer can have forced it; torch's source: "Unexpected recompilation - points to a bug"
+    from recompile_probe.reasons.parse import unexplained_without_peers
+
+    peer = classify("Unable to find recompilation reasons")
+    assert unexplained_without_peers(peer).kind == "torch_internal_error"
+    named = classify("0/0: tensor 'x' size mismatch at index 0. expected 8, actual 3")
+    assert unexplained_without_peers(named) == named
+    assert unexplained_without_peers(None) is None
