@@ -78,23 +78,35 @@ def test_an_inherited_config_is_recorded_and_clean_env_keeps_it_out(monkeypatch)
 def test_inherited_static_sources_is_named_in_each_note_it_overrides(monkeypatch):
     monkeypatch.setenv("TORCH_COMPILE_STATIC_SOURCES", ".*:0")
     monkeypatch.delenv(CLEAN_ENV, raising=False)
-    names = ["default", "dynamic_true", "unbacked_sources", "mark_dynamic", "mark_unbacked"]
+    names = [
+        "default",
+        "dynamic_true",
+        "unbacked_sources",
+        "maybe_mark_dynamic",
+        "mark_dynamic",
+        "mark_unbacked",
+        "shapes_spec",
+    ]
     with torch.compiler.config.patch(static_sources=".*:0"):
         runs = {r.strategy: r for r in run_scenario(_scenario(names)).runs}
         by_hand = {
             "default": _by_hand([1, 2, 8]),
             "dynamic_true": _by_hand([1, 2, 8], dynamic=True),
             "unbacked_sources": _by_hand([1, 2, 8], config={"unbacked_sources": BATCH}),
+            "maybe_mark_dynamic": _by_hand([1, 2, 8], mark=torch._dynamo.maybe_mark_dynamic),
             "mark_dynamic": _by_hand([1, 2, 8], mark=torch._dynamo.mark_dynamic),
         }
     for name, graphs in by_hand.items():
         assert runs[name].status == "ok", runs[name].error  # not "unsupported"
         assert runs[name].graphs == graphs, name
-    for name in ("default", "dynamic_true", "unbacked_sources"):
+    for name in ("default", "dynamic_true", "unbacked_sources", "maybe_mark_dynamic"):
         assert runs[name].graphs == 3
         assert any("TORCH_COMPILE_STATIC_SOURCES" in n for n in runs[name].notes), name
-    for name in ("mark_dynamic", "mark_unbacked"):  # explicit marks win over static_sources
+    # explicit marks and a shapes spec win over static_sources
+    for name in ("mark_dynamic", "mark_unbacked", "shapes_spec"):
+        assert runs[name].status == "ok", runs[name].error
         assert not any("overridden" in n for n in runs[name].notes), name
+    assert runs["mark_unbacked"].graphs == runs["shapes_spec"].graphs == 1
 
 
 @pytest.mark.slow
