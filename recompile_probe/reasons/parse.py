@@ -231,10 +231,18 @@ def refine(detail: ReasonDetail | None, role: str | None) -> ReasonDetail | None
 
 
 def peer_when_no_guard(detail: ReasonDetail | None) -> ReasonDetail | None:
-    """A recompile that names no failing guard (torch 2.9 writes only the entry, ``0/0:``,
-    when every guard passes on the re-check), read where guard collectives are on: the guards
-    that failed were another rank's. Any other detail comes back as it is."""
-    if detail is None or detail.kind != "other" or detail.text.strip():
+    """A recompile that names no failing guard, read where guard collectives are on: the guards
+    that failed were another rank's. Torch 2.9 writes only the entry (``0/0:``) when every guard
+    passes on the re-check; 2.11 then compares the backends and writes a BACKEND_MATCH failure
+    that names neither (measured with two gloo ranks and a plain program: the rank that followed
+    its peer reads it, with one backend throughout). 2.13 on names both backends in a real
+    backend change, so a text that names them stays ``backend_change``. Any other detail comes
+    back as it is."""
+    if detail is None:
+        return detail
+    bare = detail.kind == "other" and not detail.text.strip()
+    anonymous = detail.kind == "backend_change" and "Cached backend" not in detail.text
+    if not (bare or anonymous):
         return detail
     return replace(detail, kind="peer_rank_recompiled", what="another rank's guards")
 

@@ -73,6 +73,7 @@ def drive(program, sizes, *, dynamic=None, mark=False, guard_collectives=False) 
         "failed": sum(1 for m in metrics if m.fail_type),
         "graphs": counter.frame_count,
         "events": events,
+        "reasons": [m.recompile_reason for m in metrics if m.cache_size],
     }
 
 

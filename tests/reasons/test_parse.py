@@ -322,3 +322,19 @@ def test_an_unexplained_recompile_without_guard_collectives_is_torchs_bug():
     named = classify("0/0: tensor 'x' size mismatch at index 0. expected 8, actual 3")
     assert unexplained_without_peers(named) == named
     assert unexplained_without_peers(None) is None
+
+
+def test_torch_2_11_words_the_peer_recompile_as_a_backend_match_naming_no_backend():
+    # measured on 2.11.0 with two gloo ranks, in the tool and in a plain program
+    # (tests/programs/ranks_truth.py): one backend throughout, yet this text on the rank whose
+    # guards passed
+    from recompile_probe.reasons.parse import peer_when_no_guard
+
+    text = (
+        "0/0: BACKEND_MATCH failure: torch.compile detected different backend callables. If this "
+        "is unexpected, wrap your backend in functools.partial (or reuse the same cached backend)"
+    )
+    assert classify(text).kind == "backend_change"  # without guard collectives: what it says
+    assert peer_when_no_guard(classify(text)).kind == "peer_rank_recompiled"
+    named = classify(text + ". Cached backend: backend (id=0x1). New backend: backend (id=0x2).")
+    assert peer_when_no_guard(named).kind == "backend_change"  # 2.13 on: a real change
