@@ -168,3 +168,40 @@ def test_static_sources_from_the_shell_is_in_the_report_and_the_notes(tmp_path):
         assert any("TORCH_COMPILE_STATIC_SOURCES" in n for n in runs[name]["notes"]), name
     assert runs["mark_unbacked"]["graphs"] == 1
     assert not any("overridden" in n for n in runs["mark_unbacked"]["notes"])
+
+
+@pytest.mark.slow
+def test_check_clean_env_judges_the_strategies_without_the_inherited_setting(tmp_path):
+    """check as CI runs it: the inherited unbacked_sources would pass a one-compile budget that
+    the default strategy, run clean, does not meet (as many compiles as a CompileCounter counts
+    without the setting)."""
+    scenario = tmp_path / "ce.yaml"
+    scenario.write_text(
+        "name: ce\ntarget: logprobs.count_greater_than\nparams: {vocab_size: 64}\n"
+        "sequences:\n  rl: [1, 2, 8]\nbackend: eager\nrepeats: 0\nstrategies: [default]\n"
+        "expect:\n  default: {max_compiles: 1}\n"
+    )
+    env = {**os.environ, "TORCH_COMPILE_UNBACKED_SOURCES": BATCH}
+    env.pop(CLEAN_ENV, None)
+    code = "import sys; from recompile_probe.cli import main; sys.argv = sys.argv[1:]; main()"
+    outcomes = {}
+    for clean in (False, True):
+        out = tmp_path / f"clean-{clean}.json"
+        args = ["check", str(scenario), "-q", "--json", str(out)]
+        done = subprocess.run(
+            [sys.executable, "-c", code, "recompile-probe", *args, *(["--clean-env"] * clean)],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode in (0, 1), done.stderr  # 1: a budget violated, not a crash
+        outcomes[clean] = (done.returncode, json.loads(out.read_text()))
+    inherited_code, inherited = outcomes[False]
+    clean_code, clean = outcomes[True]
+    assert inherited["environment"]["compile_settings"]["TORCH_COMPILE_UNBACKED_SOURCES"] == BATCH
+    assert clean["environment"]["compile_settings"] == {}
+    assert clean["environment"]["cleared_settings"]["TORCH_COMPILE_UNBACKED_SOURCES"] == BATCH
+    assert clean["runs"][0]["graphs"] == _by_hand([1, 2, 8])
+    if _by_hand([1, 2, 8]) > 1 and inherited["runs"][0]["graphs"] == 1:
+        # the setting is honoured here (2.13 on): it alone made the budget pass
+        assert (inherited_code, clean_code) == (0, 1)
