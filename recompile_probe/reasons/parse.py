@@ -230,31 +230,30 @@ def refine(detail: ReasonDetail | None, role: str | None) -> ReasonDetail | None
     return replace(detail, kind="user_specialization")
 
 
-def peer_when_no_guard(detail: ReasonDetail | None) -> ReasonDetail | None:
-    """A recompile that names no failing guard, read where guard collectives are on: the guards
-    that failed were another rank's. Torch 2.9 writes only the entry (``0/0:``) when every guard
-    passes on the re-check; 2.11 then compares the backends and writes a BACKEND_MATCH failure
-    that names neither (measured with two gloo ranks and a plain program: the rank that followed
-    its peer reads it, with one backend throughout). 2.13 on names both backends in a real
-    backend change, so a text that names them stays ``backend_change``. Any other detail comes
-    back as it is."""
-    if detail is None:
+def with_guard_collectives(detail: ReasonDetail | None, on: bool | None) -> ReasonDetail | None:
+    """A recompile whose guards all pass on Dynamo's re-check, read with what is known of guard
+    collectives when its record was written; any other detail comes back as it is.
+
+    ``on``: the guards that failed were another rank's (``peer_rank_recompiled``). Besides
+    "Unexpected recompilation ..." (2.13) and "Unable to find recompilation reasons" (2.9's
+    metrics), 2.9 writes only the entry (``0/0:``) and 2.11 a BACKEND_MATCH failure naming
+    neither backend (measured with two gloo ranks and a plain program, one backend throughout);
+    2.13 on names both backends in a real backend change, which stays ``backend_change``.
+    ``off``: no other rank can have forced it, and torch's source calls it a bug ("Unexpected
+    recompilation - points to a bug"): ``torch_internal_error``. ``None`` (not known, e.g. a
+    trace file read afterwards): the text's own reading.
+    """
+    if detail is None or on is None:
         return detail
+    if not on:
+        if detail.kind != "peer_rank_recompiled":
+            return detail
+        return replace(detail, kind="torch_internal_error", what="internal assertion")
     bare = detail.kind == "other" and not detail.text.strip()
     anonymous = detail.kind == "backend_change" and "Cached backend" not in detail.text
     if not (bare or anonymous):
         return detail
     return replace(detail, kind="peer_rank_recompiled", what="another rank's guards")
-
-
-def unexplained_without_peers(detail: ReasonDetail | None) -> ReasonDetail | None:
-    """A recompile whose guards all pass on the re-check ("Unexpected recompilation ...",
-    2.9's "Unable to find recompilation reasons"), read where guard collectives are off: no
-    other rank can have forced it, and torch's own source calls it a bug ("Unexpected
-    recompilation - points to a bug"). Any other detail comes back as it is."""
-    if detail is None or detail.kind != "peer_rank_recompiled":
-        return detail
-    return replace(detail, kind="torch_internal_error", what="internal assertion")
 
 
 def classify(

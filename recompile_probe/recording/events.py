@@ -23,8 +23,7 @@ from ..reasons.parse import (
     classify,
     internal_error,
     is_recompile_limit,
-    peer_when_no_guard,
-    unexplained_without_peers,
+    with_guard_collectives,
 )
 from ..reasons.text import entry_line, failure_lines, split_parts, strip_comment, user_stacks
 from ..records.compile_ids import frame_of
@@ -155,7 +154,7 @@ class EventBuilder:
         compiling: Identity | None = None,
         closure_functions: tuple[dict, ...] | None = None,
         dynamo_graph_breaks: int | None = None,
-        guard_collectives: bool = False,
+        guard_collectives: bool | None = None,
     ) -> CompileEvent:
         """The event of one compilation-metrics record (a mapping of its fields).
 
@@ -165,8 +164,9 @@ class EventBuilder:
         code object Dynamo was compiling when it wrote the record, where the source saw it: a
         record without a name (a compile that failed before tracing) is that code's.
         ``closure_functions``: the functions that frame's closure held, where seen.
-        ``guard_collectives``: they were on when the record was written (a recompile that names
-        no failing guard is then another rank's; with them off, torch's own bug).
+        ``guard_collectives``: whether they were on when the record was written (None: not
+        known); it decides how a recompile that names no failing guard reads
+        (``with_guard_collectives``).
         """
         cid = None if m.get("compile_id") is None else str(m.get("compile_id"))
         fid = frame_of(cid)
@@ -225,11 +225,7 @@ class EventBuilder:
             else None
         )
         if recompile:
-            detail = (
-                peer_when_no_guard(detail)
-                if guard_collectives
-                else unexplained_without_peers(detail)
-            )
+            detail = with_guard_collectives(detail, guard_collectives)
         if text is None and detail is not None:  # the recompile limit: no guard failed
             text = detail.text
         stacks = (

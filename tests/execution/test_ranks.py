@@ -123,7 +123,7 @@ def test_the_ranks_compared_and_the_strategy_that_makes_them_agree(report, truth
     # the text is the one Dynamo wrote on that rank (2.13: "Unexpected recompilation ...", 2.11:
     # a BACKEND_MATCH failure naming no backend, 2.9: none at all)
     (said,) = truth[0]["strategies"]["guard_collectives"]["reasons"]
-    shown = (event.reason or "").splitlines()[0].split(":", 1)[-1].strip() if event.reason else ""
+    shown = event.reason.splitlines()[0].split(":", 1)[-1].strip() if event.reason else ""
     assert shown in said, (shown, said)  # 2.9's bare "0/0:" shows nothing
 
 

@@ -302,39 +302,39 @@ def test_torch_2_9_words_the_recompile_another_rank_forced_without_a_reason():
 def test_a_recompile_naming_no_guard_is_another_ranks_only_under_guard_collectives():
     # 2.9 writes only the entry when every guard passes on the re-check (tests/execution/
     # test_ranks.py on 2.9.1 is the two-rank truth); the recorder reads the hook at the time
-    from recompile_probe.reasons.parse import peer_when_no_guard
+    from recompile_probe.reasons.parse import with_guard_collectives
 
     empty = classify("0/0:")
     assert empty.kind == "other"
-    assert peer_when_no_guard(empty).kind == "peer_rank_recompiled"
-    assert peer_when_no_guard(empty).entry == "0/0"
+    assert with_guard_collectives(empty, True).kind == "peer_rank_recompiled"
+    assert with_guard_collectives(empty, True).entry == "0/0"
     named = classify("0/0: tensor 'x' size mismatch at index 0. expected 8, actual 3")
-    assert peer_when_no_guard(named) == named
-    assert peer_when_no_guard(None) is None
+    assert with_guard_collectives(named, True) == named
+    assert with_guard_collectives(None, True) is None
 
 
 def test_an_unexplained_recompile_without_guard_collectives_is_torchs_bug():
     # no peer can have forced it; torch's source: "Unexpected recompilation - points to a bug"
-    from recompile_probe.reasons.parse import unexplained_without_peers
+    from recompile_probe.reasons.parse import with_guard_collectives
 
     peer = classify("Unable to find recompilation reasons")
-    assert unexplained_without_peers(peer).kind == "torch_internal_error"
+    assert with_guard_collectives(peer, False).kind == "torch_internal_error"
     named = classify("0/0: tensor 'x' size mismatch at index 0. expected 8, actual 3")
-    assert unexplained_without_peers(named) == named
-    assert unexplained_without_peers(None) is None
+    assert with_guard_collectives(named, False) == named
+    assert with_guard_collectives(None, False) is None
 
 
 def test_torch_2_11_words_the_peer_recompile_as_a_backend_match_naming_no_backend():
     # measured on 2.11.0 with two gloo ranks, in the tool and in a plain program
     # (tests/programs/ranks_truth.py): one backend throughout, yet this text on the rank whose
     # guards passed
-    from recompile_probe.reasons.parse import peer_when_no_guard
+    from recompile_probe.reasons.parse import with_guard_collectives
 
     text = (
         "0/0: BACKEND_MATCH failure: torch.compile detected different backend callables. If this "
         "is unexpected, wrap your backend in functools.partial (or reuse the same cached backend)"
     )
     assert classify(text).kind == "backend_change"  # without guard collectives: what it says
-    assert peer_when_no_guard(classify(text)).kind == "peer_rank_recompiled"
+    assert with_guard_collectives(classify(text), True).kind == "peer_rank_recompiled"
     named = classify(text + ". Cached backend: backend (id=0x1). New backend: backend (id=0x2).")
-    assert peer_when_no_guard(named).kind == "backend_change"  # 2.13 on: a real change
+    assert with_guard_collectives(named, True).kind == "backend_change"  # 2.13 on: a real change

@@ -57,3 +57,10 @@ def test_a_named_guard_keeps_its_kind_either_way():
             guard_collectives=collectives,
         )
         assert event.reason_kind == "static_size_change"
+
+
+def test_where_guard_collectives_are_not_known_the_text_reads_as_it_says():
+    # a trace file read afterwards (recording/trace.py) does not say whether they were on
+    builder = EventBuilder()
+    builder.build(_record("0/0", 0))
+    assert builder.build(_record("0/1", 1, UNEXPECTED)).reason_kind == "peer_rank_recompiled"
