@@ -52,7 +52,8 @@ class Executor(Protocol):
         """After Ctrl-C: the finished runs not yielded yet (``on_run`` has seen them)."""
 
     def environment(self) -> Environment | None:
-        """Where the runs ran, when that is another process; None: this one."""
+        """Where the runs ran: inline, this process as the runs left it (the tool's patches
+        undone); else what the workers reported (None: none did)."""
 
     def close(self) -> None:
         """Stop whatever the executor started."""

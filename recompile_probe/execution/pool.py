@@ -9,19 +9,18 @@ import collections
 import contextlib
 import itertools
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ProbeError, UsageError
-from ..records.report import Environment, run_from_dict
+from ..records.report import Environment
 from ..records.run import Run, RunError
 from . import processes, protocol
 from .executor import Job, OnRun, OnStart, unfinished
-from .processes import GRACE_S, POLL_S, WorkerProcess
+from .processes import POLL_S, Ready, WorkerProcess
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,7 @@ class _PoolWorker(WorkerProcess):
     """A reused worker: the job it runs now, and the scenarios it holds prepared."""
 
     def __init__(self, worker: WorkerProcess) -> None:
-        super().__init__("pool", worker.proc, worker.out, worker.err)
+        super().__init__("pool", worker.proc, worker.out, worker.err, worker.debug)
         self.job: int | None = None  #: token of the job running now
         self.deadline: float | None = None
         self.sent_at = 0.0
@@ -94,7 +93,7 @@ class Pool:
         for worker in self.workers:  # end of input: idle workers exit side by side
             worker.end_input()
         for worker in self.workers:
-            self._stop(worker)
+            worker.stop()
         self.workers = []
         shutil.rmtree(self._tmp, ignore_errors=True)
 
@@ -111,13 +110,8 @@ class Pool:
         self.started += 1
         return worker
 
-    def _stop(self, worker: _PoolWorker) -> None:
-        worker.stop()
-        if self.debug:
-            worker.relay()
-
     def _retire(self, worker: _PoolWorker) -> None:
-        self._stop(worker)
+        worker.stop()
         if worker in self.workers:
             self.workers.remove(worker)
 
@@ -176,7 +170,7 @@ class Batch:
         busy = [w for w in self.pool.workers if w.job in self._token_index]
         self.pending.clear()
         for worker in busy:
-            self.pool._stop(worker)
+            worker.stop()
             with contextlib.suppress(ProbeError):  # the interrupt wins over a late fatal error
                 self._take(worker, notify=False)
             self.pool._retire(worker)
@@ -207,7 +201,7 @@ class Batch:
             code = worker.proc.poll()  # before reading: once it has exited, one read gets all
             self._take(worker)
             if code is not None:
-                self.pool._stop(worker)
+                worker.stop()
                 self._take(worker)
                 if worker.job is not None:
                     last = worker.stderr_tail()
@@ -221,7 +215,7 @@ class Batch:
                     )
                 self.pool._retire(worker)
             elif worker.deadline is not None and now >= worker.deadline:
-                self.pool._stop(worker)
+                worker.stop()
                 self._take(worker)  # written between the last read and the stop
                 if worker.job is not None:
                     self._fail(
@@ -272,45 +266,30 @@ class Batch:
         )
 
     def _take(self, worker: _PoolWorker, notify: bool = True) -> None:
-        if self.pool.debug:
-            worker.relay()
-        worker.read()
-        while worker.pending:
-            record = worker.pending.popleft()
-            if "ready" in record:
-                worker.import_s = record["ready"].get("import_s")
-                continue
-            if "environment" in record:
-                self.pool.environment = Environment(**record["environment"])  # the latest
-                continue
-            index = self._token_index.get(record.get("job"))  # type: ignore[arg-type]
-            if "fatal" in record:
-                # The worker's last act: let it exit on its own (with --debug its traceback is
-                # on stderr by then), then relay that and stop whatever it left behind.
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    worker.proc.wait(GRACE_S)
-                worker.job = None
-                self.pool._retire(worker)
-                raise protocol.fatal_error(record)
-            if index is None:  # a job of an earlier batch, stopped since
-                continue
-            run = replace(run_from_dict(record["run"]), isolation="process")
-            cost = record.get("cost") or {}
-            self.pool.costs.append(
-                JobCost(
-                    index,
-                    worker.proc.pid,
-                    worker.import_s,
-                    cost.get("prepare_s", 0.0),
-                    cost.get("run_s", 0.0),
-                    round(time.monotonic() - worker.sent_at, 4),
+        for event in worker.records(lambda: self.pool._retire(worker)):
+            if isinstance(event, Ready):
+                worker.import_s = event.import_s
+            elif isinstance(event, Environment):
+                self.pool.environment = event  # the latest
+            else:
+                index = self._token_index.get(event.job)  # type: ignore[arg-type]
+                if index is None:  # a job of an earlier batch, stopped since
+                    continue
+                self.pool.costs.append(
+                    JobCost(
+                        index,
+                        worker.proc.pid,
+                        worker.import_s,
+                        event.prepare_s,
+                        event.run_s,
+                        round(time.monotonic() - worker.sent_at, 4),
+                    )
                 )
-            )
-            worker.import_s = None
-            worker.job = worker.deadline = None
-            if run.status == "error":  # replaced: see Pool
-                self.pool._retire(worker)
-            self._finish(index, run, notify)
+                worker.import_s = None
+                worker.job = worker.deadline = None
+                if event.run.status == "error":  # replaced: see Pool
+                    self.pool._retire(worker)
+                self._finish(index, event.run, notify)
 
     def _fail(self, worker: _PoolWorker, error: RunError) -> None:
         index = self._token_index[worker.job]  # type: ignore[index]

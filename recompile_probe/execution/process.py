@@ -12,20 +12,18 @@ from __future__ import annotations
 import contextlib
 import itertools
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from ..errors import ProbeError
-from ..records.report import Environment, run_from_dict
+from ..records.report import Environment
 from ..records.run import Run, RunError
 from ..scenario.model import Scenario
 from . import processes, protocol
 from .executor import Job, OnRun, OnStart, by_strategy, unfinished
-from .processes import GRACE_S, POLL_S, WorkerProcess
+from .processes import POLL_S, Finished, WorkerProcess
 
 
 class ProcessExecutor:
@@ -77,7 +75,7 @@ class ProcessExecutor:
                 )
                 break
             time.sleep(POLL_S)
-        self._stop(worker)
+        worker.stop()
         yield from self._take(worker, done)  # written between the last read and the stop
         self._worker = None
         if failure is None and worker.proc.returncode != 0:
@@ -97,7 +95,7 @@ class ProcessExecutor:
         worker, self._worker = self._worker, None
         if worker is None:
             return []
-        self._stop(worker)
+        worker.stop()
         runs: list[Run] = []
         with contextlib.suppress(ProbeError):  # the interrupt wins over a late fatal error
             runs.extend(self._take(worker, set()))
@@ -110,7 +108,7 @@ class ProcessExecutor:
     def close(self) -> None:
         worker, self._worker = self._worker, None
         if worker is not None:
-            self._stop(worker)
+            worker.stop()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
@@ -133,30 +131,9 @@ class ProcessExecutor:
         return worker
 
     def _take(self, worker: WorkerProcess, done: set[str]) -> Iterator[Run]:
-        if self.debug:
-            worker.relay()
-        worker.read()
-        while worker.pending:
-            record = worker.pending.popleft()
-            if "fatal" in record:
-                # The worker's last act: let it exit on its own (with --debug its traceback is
-                # on stderr by then), then relay that and stop whatever it left behind.
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    worker.proc.wait(GRACE_S)
-                self._stop(worker)
-                if self.debug:
-                    worker.relay()
-                raise protocol.fatal_error(record)
-            if "environment" in record:
-                self._environment = Environment(**record["environment"])
-                continue
-            if "run" not in record:
-                continue
-            run = run_from_dict(record["run"])
-            done.add(run.sequence_name)
-            yield replace(run, isolation="process")
-
-    def _stop(self, worker: WorkerProcess) -> None:
-        worker.stop()
-        if self.debug:
-            worker.relay()
+        for event in worker.records(worker.stop):
+            if isinstance(event, Environment):
+                self._environment = event
+            elif isinstance(event, Finished):
+                done.add(event.run.sequence_name)
+                yield event.run

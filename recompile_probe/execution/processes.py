@@ -3,9 +3,10 @@ tailed line by line, and stopped with everything they started.
 
 A worker appends one JSON line per record to its output file (protocol.py); the parent reads
 only complete lines, so a line being written waits for the next read and a kill loses only the
-line in progress. When a worker ends, times out or is interrupted, its whole process group is
-stopped (SIGTERM, then SIGKILL after ``GRACE_S``), so inductor's compile workers and processes
-the target started do not outlive it.
+line in progress, and ``WorkerProcess.records`` decodes them for every executor alike. When a
+worker ends, times out or is interrupted, its whole process group is stopped (SIGTERM, then
+SIGKILL after ``GRACE_S``), so inductor's compile workers and processes the target started do
+not outlive it; ``bind_to_parent`` is the worker's own side of that.
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from ..records.report import Environment, run_from_dict
+from ..records.run import Run
+from . import protocol
 
 #: How long a worker's process group gets between SIGTERM and SIGKILL.
 GRACE_S = 2.0
@@ -26,11 +33,29 @@ GRACE_S = 2.0
 POLL_S = 0.05
 
 
-class WorkerProcess:
-    """One worker process, and how much of its output the parent has consumed."""
+@dataclass(frozen=True)
+class Ready:
+    import_s: float | None  #: the worker's start: interpreter, torch and the tool imported
 
-    def __init__(self, label: str, proc: subprocess.Popen, out: Path, err: Path) -> None:
-        self.label, self.proc, self.out, self.err = label, proc, out, err
+
+@dataclass(frozen=True)
+class Finished:
+    """A finished run (``isolation="process"``), the token of its job, where its time went."""
+
+    job: int | None
+    run: Run
+    prepare_s: float
+    run_s: float
+
+
+class WorkerProcess:
+    """One worker process, and how much of its output the parent has consumed. ``debug``: its
+    stderr is relayed to ours at every read and stop (--debug)."""
+
+    def __init__(
+        self, label: str, proc: subprocess.Popen, out: Path, err: Path, debug: bool = False
+    ) -> None:
+        self.label, self.proc, self.out, self.err, self.debug = label, proc, out, err, debug
         self.out_offset = self.err_offset = 0
         #: complete records read but not handed over yet: a Ctrl-C between two hand-overs must
         #: not lose the records read with the first
@@ -50,6 +75,35 @@ class WorkerProcess:
             json.loads(line) for line in data[:end].decode("utf-8").splitlines() if line.strip()
         )
 
+    def records(self, stop: Callable[[], None]) -> Iterator[Ready | Environment | Finished]:
+        """The records written since the last call, decoded, one at a time: one the caller has
+        not taken yet stays pending for the next call. A fatal record is the worker's last act:
+        it gets ``GRACE_S`` to exit on its own (with --debug its traceback is on stderr by
+        then), ``stop`` then stops whatever it left behind (and whatever else the caller must
+        stop with it), and the record's error is raised."""
+        if self.debug:
+            self.relay()
+        self.read()
+        while self.pending:
+            record = self.pending.popleft()
+            if "fatal" in record:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(GRACE_S)
+                stop()
+                raise protocol.fatal_error(record)
+            if "ready" in record:
+                yield Ready(record["ready"].get("import_s"))
+            elif "environment" in record:
+                yield Environment(**record["environment"])
+            elif "run" in record:
+                cost = record.get("cost") or {}
+                yield Finished(
+                    record.get("job"),
+                    replace(run_from_dict(record["run"]), isolation="process"),
+                    cost.get("prepare_s", 0.0),
+                    cost.get("run_s", 0.0),
+                )
+
     def send(self, record: dict) -> None:
         """One job line on the worker's standard input (its private job stream)."""
         assert self.proc.stdin is not None
@@ -66,10 +120,13 @@ class WorkerProcess:
                 self.proc.stdin.close()
 
     def stop(self) -> None:
+        """Stop its process group (once), and relay what it had left on stderr (--debug)."""
         if not self.stopped:
             self.end_input()
             kill_group(self.proc)
             self.stopped = True
+        if self.debug:
+            self.relay()
 
     def stderr_tail(self) -> str:
         """The last non-empty line the worker wrote to stderr."""
@@ -117,7 +174,31 @@ def start(
             env=env,
             start_new_session=True,
         )
-    return WorkerProcess(label, proc, out, err)
+    return WorkerProcess(label, proc, out, err, debug)
+
+
+def bind_to_parent(parent: int | None) -> None:
+    """In a worker, first: a SIGTERM (the parent stopping it, or the parent's death, which Linux
+    signals: it leads its own session, so no terminal signal reaches it) ends what it started
+    too (inductor's compile workers, the target's own children)."""
+    if hasattr(os, "killpg") and os.getpgrp() == os.getpid():  # never signal a caller's group
+
+        def forward(signum: int, frame: object) -> None:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.killpg(os.getpgrp(), signal.SIGTERM)  # ourselves included, by the default action
+
+        signal.signal(signal.SIGTERM, forward)
+    if not sys.platform.startswith("linux") or parent is None:
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it died before prctl took effect
+        os._exit(1)
 
 
 def kill_group(proc: subprocess.Popen, grace: float = GRACE_S) -> None:

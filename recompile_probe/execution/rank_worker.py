@@ -17,13 +17,12 @@ import sys
 import traceback
 
 from ..errors import ProbeError
-from . import protocol, worker
+from . import processes, protocol, worker
 
 
 def main(job_path: str, out_path: str) -> int:
     job = json.loads(open(job_path).read())
-    worker._term_takes_the_group()
-    worker._die_with_parent(job.get("parent"))
+    processes.bind_to_parent(job.get("parent"))
     from ..torch_compat.collectives import barrier, close_group, init_group
 
     rank = os.environ.get("RANK", "?")

@@ -18,7 +18,6 @@ import contextlib
 import itertools
 import shutil
 import socket
-import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -26,12 +25,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import ProbeError
-from ..records.report import Environment, run_from_dict
+from ..records.report import Environment
 from ..records.run import Run, RunError
 from ..scenario.model import Scenario
 from . import processes, protocol
 from .executor import Job, OnRun, OnStart, by_strategy, unfinished
-from .processes import GRACE_S, POLL_S, WorkerProcess
+from .processes import POLL_S, Finished, WorkerProcess
 
 RANK_WORKER = "recompile_probe.execution.rank_worker"
 #: what a stalled rank gets on top of twice the collective timeout (a slow first compile)
@@ -181,35 +180,24 @@ class RankExecutor:
         """Take every complete record the ranks wrote; True when a run came in."""
         got = False
         for rank, worker in enumerate(self._workers):
-            if self.debug:
-                worker.relay()
-            worker.read()
-            while worker.pending:
-                record = worker.pending.popleft()
-                if "fatal" in record:
-                    with contextlib.suppress(subprocess.TimeoutExpired):
-                        worker.proc.wait(GRACE_S)
-                    self._stop_all()
-                    error = protocol.fatal_error(record)
-                    if not error.message.startswith("rank "):
-                        error.message = f"rank {rank}: {error.message}"
-                    raise error
-                if "environment" in record:
-                    if self._environment is None:
-                        self._environment = Environment(**record["environment"])
-                    continue
-                if "run" not in record:
-                    continue
-                run = replace(run_from_dict(record["run"]), isolation="process", rank=rank)
-                self._done[(run.strategy, run.sequence_name, rank)] = run
-                got = True
+            try:
+                for event in worker.records(self._stop_all):
+                    if isinstance(event, Environment):
+                        if self._environment is None:
+                            self._environment = event
+                    elif isinstance(event, Finished):
+                        run = replace(event.run, rank=rank)
+                        self._done[(run.strategy, run.sequence_name, rank)] = run
+                        got = True
+            except ProbeError as error:  # its fatal record: say which rank could not prepare
+                if not error.message.startswith("rank "):
+                    error.message = f"rank {rank}: {error.message}"
+                raise
         return got
 
     def _stop_all(self) -> None:
         for worker in self._workers:
             worker.stop()
-            if self.debug:
-                worker.relay()
 
     def interrupted(self) -> list[Run]:
         """After Ctrl-C: every rank stopped; the runs they finished and were not handed on."""

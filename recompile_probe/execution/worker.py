@@ -19,7 +19,6 @@ import collections
 import dataclasses
 import json
 import os
-import signal
 import sys
 import time
 import traceback
@@ -27,42 +26,12 @@ from collections.abc import Callable
 from typing import TextIO
 
 from ..errors import ProbeError
-from . import protocol
-
-
-def _die_with_parent(parent: int | None) -> None:
-    """A parent killed outright (SIGKILL) cannot stop us: ask Linux for SIGTERM when it dies.
-    We lead our own session, so no terminal signal would reach us otherwise."""
-    if not sys.platform.startswith("linux") or parent is None:
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # it died before prctl took effect
-        os._exit(1)
-
-
-def _term_takes_the_group() -> None:
-    """On SIGTERM, whoever sends it (the parent stopping us, or our parent's death), end what we
-    started too (inductor's compile workers, the target's own children)."""
-    if not hasattr(os, "killpg") or os.getpgrp() != os.getpid():
-        return  # not a group of our own: never signal the caller's
-
-    def forward(signum: int, frame: object) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.killpg(os.getpgrp(), signal.SIGTERM)  # ourselves included, by the default action
-
-    signal.signal(signal.SIGTERM, forward)
+from . import processes, protocol
 
 
 def main(job_path: str, out_path: str) -> int:
     job = json.loads(open(job_path).read())
-    _term_takes_the_group()
-    _die_with_parent(job.get("parent"))
+    processes.bind_to_parent(job.get("parent"))
     return serve(out_path, bool(job.get("debug")))
 
 
