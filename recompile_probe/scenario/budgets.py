@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import did_you_mean
 from ..records.run import STATUSES, Run
 from .context import Context
-from .keys import ANY, BUDGET_KEYS, KEYS, MAX_KEYS, TOP_KEYS
+from .keys import ANY, BUDGET_KEYS, KEYS, RANK_KEYS, TOP_KEYS
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Budget:
 
 
 def parse(
-    ctx: Context, value: Any, known: list[str], sequences: Mapping[str, Any]
+    ctx: Context, value: Any, known: list[str], sequences: Mapping[str, Any], ranks: int | None
 ) -> tuple[Budget, ...]:
     """expect: {STRATEGY|"*": {BUDGET: limit, SEQUENCE|"*": {BUDGET: limit}}}"""
     ctx.typed("expect", value, TOP_KEYS["expect"])
@@ -53,7 +53,7 @@ def parse(
         for name, sub in spec.items():
             name = str(name)
             if name in KEYS:
-                out.append(_parse_one(ctx, f"{key}.{name}", strategy, ANY, name, sub))
+                out.append(_parse_one(ctx, f"{key}.{name}", strategy, ANY, name, sub, ranks))
             elif name == ANY or name in sequences:
                 skey = f"{key}.{name}"
                 ctx.expect(skey, sub, dict, "a mapping of budgets")
@@ -65,7 +65,9 @@ def parse(
                             f"unknown budget {bname!r}",
                             did_you_mean(bname, KEYS) or f"Budgets: {', '.join(KEYS)}.",
                         )
-                    out.append(_parse_one(ctx, f"{skey}.{bname}", strategy, name, bname, limit))
+                    out.append(
+                        _parse_one(ctx, f"{skey}.{bname}", strategy, name, bname, limit, ranks)
+                    )
             else:
                 raise ctx.fail(
                     f"{key}.{name}",
@@ -77,13 +79,16 @@ def parse(
 
 
 def _parse_one(
-    ctx: Context, key: str, strategy: str, sequence: str, name: str, limit: Any
+    ctx: Context, key: str, strategy: str, sequence: str, name: str, limit: Any, ranks: int | None
 ) -> Budget:
     ctx.typed(key, limit, BUDGET_KEYS[name])
-    if name in MAX_KEYS:
-        if limit < 0:
-            raise ctx.fail(key, f"expected a non-negative integer, got {limit}")
-    elif name == "status" and limit not in STATUSES:
+    if name in RANK_KEYS and not ranks:
+        raise ctx.fail(
+            key,
+            f"{name} compares the ranks of a distributed scenario, and this one has no `ranks:`",
+            "Add `ranks: 2` (and per-rank sizes with `by_rank:`), or drop the budget.",
+        )
+    if name == "status" and limit not in STATUSES:
         raise ctx.fail(
             key,
             f"unknown status {limit!r}",

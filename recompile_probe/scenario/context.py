@@ -1,18 +1,22 @@
 """The error context every scenario parser shares: file, line table, the key tables. No torch.
 
-Each part of a scenario is parsed next to what it builds (budgets in budgets.py, custom
-strategies in strategies.py, tensor specs in inputs.py, sizes and paths in sizes/); they all
-report through one ``Context``, so every error names the file, the line and the key the same way.
+Each part of a scenario is parsed next to what it builds (inputs.py, sequences.py, backend.py,
+distributed.py, strategies.py, budgets.py; sizes and paths in sizes/); they all report through
+one ``Context``, so every error names the file, the line and the key the same way.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
 
 from ..errors import ScenarioError, did_you_mean, type_name
-from .keys import Key, python_types
+from ..sizes.points import SizeError
+from .keys import Key, in_bounds, python_types
+
+T = TypeVar("T")
 
 
 def join(prefix: str, key: Any) -> str:
@@ -24,6 +28,11 @@ class Context:
 
     def __init__(self, path: str | None, lines: dict[str, int]) -> None:
         self.path, self.lines = path, lines
+
+    @property
+    def base(self) -> Path:
+        """The folder the scenario's relative paths start from."""
+        return Path(self.path).parent if self.path else Path.cwd()
 
     def line(self, key: str) -> int | None:
         line, probe = self.lines.get(key), key
@@ -51,11 +60,21 @@ class Context:
         return value
 
     def typed(self, key: str, value: Any, entry: Key) -> Any:
-        """``value`` checked against the JSON type of its key table entry, in its words."""
+        """``value`` checked against the JSON type and bounds of its key table entry, in its
+        words."""
         kinds = python_types(entry)
         if kinds is not None:
             self.expect(key, value, kinds, entry.what)
+        if not in_bounds(entry.schema, value):
+            raise self.fail(key, f"expected {entry.what}, got {value!r}", entry.remedy or None)
         return value
+
+    def sizes(self, call: Callable[[], T]) -> T:
+        """Run a sizes/ parser, its SizeError turned into this file's ScenarioError."""
+        try:
+            return call()
+        except SizeError as exc:
+            raise self.fail(exc.key, exc.message, exc.remedy) from None
 
     def keys(
         self, key: str, mapping: Mapping, allowed: Mapping[str, Any] | tuple[str, ...]

@@ -1,4 +1,5 @@
-"""Tensor specs and plain values: the ``inputs:`` of a scenario, parsed. No torch.
+"""What the target is called with: ``inputs:`` (tensor specs and plain values), or a factory or
+driver and the dims it declares (``dims:``, ``batch_dims:``), parsed. No torch.
 
 targets/inputs.py makes the tensors from these specs at each point.
 """
@@ -6,15 +7,18 @@ targets/inputs.py makes the tensors from these specs at each point.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path as FilePath
 from typing import Any
 
 from ..errors import did_you_mean
-from ..sizes.paths import DimRef, Path
+from ..sizes.paths import DimRef, Path, parse_arg_dims, parse_dims
 from ..sizes.points import BATCH, is_symbol
 from .context import Context
-from .keys import DTYPES, FILLS, TENSOR_KEYS
+from .keys import DTYPES, FILLS, TENSOR_KEYS, TOP_KEYS
+
+_USER_INPUTS = ("inputs", "factory", "driver")
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,89 @@ def spec_refs(specs: Specs) -> tuple[DimRef, ...]:
 
 
 # --- parsing --------------------------------------------------------------------------------------
+
+
+def parse_arguments(ctx: Context, data: Mapping, builtin: bool) -> dict[str, Any]:
+    """inputs / factory / driver, and the symbols and dims they define, as Scenario fields."""
+    if builtin:
+        for key in (*_USER_INPUTS, "dims", "batch_dims"):
+            if key in data:
+                raise ctx.fail(
+                    key,
+                    f"built-in targets make their own inputs; {key!r} is for user callables",
+                    "Use `params:` to size a built-in target.",
+                )
+        return {"symbols": (BATCH,)}
+    given = [k for k in _USER_INPUTS if k in data]
+    if len(given) != 1:
+        raise ctx.fail(
+            given[1] if len(given) > 1 else "target",
+            "a user callable needs exactly one of 'inputs' or 'factory' (or a 'driver')",
+            "inputs: one tensor spec or value per argument; factory: "
+            "file.py:make_inputs returning the arguments for one point; driver: "
+            "file.py:run calling the compiled target itself.",
+        )
+    if "batch_dims" in data and "dims" in data:
+        raise ctx.fail("batch_dims", "give either 'dims' or 'batch_dims' (= dims: {B: ...})")
+    return _from_inputs(ctx, data) if "inputs" in data else _from_callable(ctx, data, given[0])
+
+
+def _from_inputs(ctx: Context, data: Mapping) -> dict[str, Any]:
+    """``inputs:``: the symbols and dims come from the shapes."""
+    for key in ("dims", "batch_dims"):
+        if key in data:
+            raise ctx.fail(
+                key, "with `inputs`, dims come from the symbols in each shape (B, S, ...)"
+            )
+    specs = parse_inputs(ctx, data["inputs"])
+    refs = spec_refs(specs)
+    symbols = tuple(dict.fromkeys(r.symbol for r in refs))
+    if not symbols:
+        raise ctx.fail(
+            "inputs",
+            f"no tensor has a {BATCH!r} dim (or another size "
+            "symbol) in its shape, so the sequences change nothing",
+            f"Write a symbol in a shape, e.g. [{BATCH}, 4096] or [{BATCH}, S].",
+        )
+    return {
+        "inputs": tuple(spec for _, spec in specs),
+        "input_keys": tuple(key for key, _ in specs),
+        "symbols": symbols,
+        "dims": refs,
+    }
+
+
+def _from_callable(ctx: Context, data: Mapping, key: str) -> dict[str, Any]:
+    """A factory or driver (``key``): the symbols and dims are declared beside it."""
+    where = ctx.typed(key, data[key], TOP_KEYS[key])
+    module, _, attr = where.rpartition(":")
+    if not module or not attr.isidentifier():
+        raise ctx.fail(key, f"{where!r} is not of the form file.py:fn or module:fn")
+    if (
+        module.endswith(".py")
+        and not (ctx.base / module).is_file()
+        and not FilePath(module).is_file()
+    ):
+        raise ctx.fail(
+            key,
+            f"{key} file {module!r} does not exist",
+            "Paths in a scenario are relative to the scenario file.",
+        )
+    if "batch_dims" in data:
+        dims = ctx.sizes(lambda: parse_arg_dims("batch_dims", data["batch_dims"], BATCH))
+        return {key: where, "symbols": (BATCH,), "dims": dims}
+    if "dims" not in data:
+        raise ctx.fail(
+            key,
+            f"a {key} needs 'batch_dims' (argument index -> dims that follow "
+            "the batch size) or 'dims' (symbol -> argument -> dims)",
+            "e.g. dims: {B: {0: [0], 1: [0]}, S: {0: [1]}} or batch_dims: {0: [0], 1: [0]}",
+        )
+    refs = ctx.sizes(lambda: parse_dims("dims", data["dims"], ()))
+    symbols = tuple(dict.fromkeys(str(s) for s in data["dims"]))
+    if not symbols:
+        raise ctx.fail("dims", "expected at least one size symbol")
+    return {key: where, "symbols": symbols, "dims": refs}
 
 
 def parse_inputs(ctx: Context, value: Any) -> tuple[tuple[int | str, TensorSpec | Value], ...]:

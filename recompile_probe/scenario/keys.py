@@ -1,10 +1,11 @@
 """Every key a scenario file may hold: what it means, its JSON type, and the words of its errors.
 
 One entry per key, read by both sides: the validator (load.py and the parsers beside it) accepts
-exactly these keys and checks each value's type against the entry's ``schema``, and the JSON
-Schema (`recompile-probe schema scenario`) is assembled from the same entries, ``DEFS`` (the
-shared shapes the entries refer to) and ``RULES`` (what holds across keys). A key added here is
-typed and documented in one place. No torch.
+exactly these keys and checks each value's type and bounds (``minimum``, ``exclusiveMinimum``)
+against the entry's ``schema``, and the JSON Schema (`recompile-probe schema scenario`) is
+assembled from the same entries, ``DEFS`` (the shared shapes the entries refer to) and ``RULES``
+(what holds across keys). A key added here is typed, bounded and documented in one place. No
+torch.
 
 Longer than the other modules on purpose: it is one table, and a table read in one file is the
 point (splitting it by section would scatter the keys a reader compares side by side).
@@ -21,7 +22,7 @@ from typing import Any
 from ..records.run import STATUSES
 from ..sizes.paths import PATH_PATTERN
 from ..sizes.points import SYMBOL
-from ..strategies.builtins import BUILTINS, RANK_BUILTINS
+from ..strategies.builtins import BUILTINS, OPT_IN, RANK_BUILTINS
 from ..strategies.model import MARKS
 from .builtin_targets import BUILTIN_TARGETS
 
@@ -31,8 +32,11 @@ class Key:
     help: str  #: what the key holds (editors show it; the schema's description)
     #: the JSON Schema of its value; its "type" is what the validator checks first
     schema: Mapping[str, Any]
-    #: the expected value in an error's words: "expected an integer, got a string ('x')"
+    #: the expected value in an error's words: "expected an integer, got a string ('x')"; the
+    #: words of a key with a bound state it, as a value out of bounds is refused in them too
     what: str = ""
+    #: what to do about a value out of the schema's bounds
+    remedy: str = ""
 
 
 def table(**keys: Key) -> Mapping[str, Key]:
@@ -214,9 +218,7 @@ TOP_KEYS = table(
     ),
     strategies=Key(
         'The strategies to compare, in order ("all": every known one); default: '
-        "every built-in but the knob ones (static_sources, shapes_spec, isolate_recompiles, "
-        "recompile_limit, mark_unbacked_ranges, maybe_mark_dynamic_ranges), and every custom "
-        "strategy.",
+        f"every built-in but the knob ones ({', '.join(OPT_IN)}), and every custom strategy.",
         {
             "type": ["string", "array"],
             "anyOf": [
@@ -239,7 +241,7 @@ TOP_KEYS = table(
     repeats=Key(
         "Calls timed for the steady-state µs/call (0: skip).",
         {"type": "integer", "minimum": 0},
-        "an integer",
+        "0 or more calls to time (an integer)",
     ),
     tolerance=Key(
         "For the comparison with eager (default: torch.testing.assert_close's).",
@@ -251,7 +253,8 @@ TOP_KEYS = table(
         "joins them in a process group (`distributed:`) and runs every strategy on every rank, "
         "each over its own sizes (a sequence's `by_rank:`), to compare the ranks.",
         {"type": "integer", "minimum": 2},
-        "a number of ranks (an integer, 2 or more)",
+        "2 or more ranks (an integer)",
+        "One rank is a single process: drop `ranks:` to run the scenario in one.",
     ),
     distributed=Key(
         "With `ranks:`: the process group the ranks join (backend, timeout_s).",
@@ -316,7 +319,7 @@ DISTRIBUTED_KEYS = table(
         f"{DEFAULT_PG_TIMEOUT_S:g}); a rank that makes no progress for twice this plus 60 s "
         "is stopped, and its unfinished runs are reported as a Timeout.",
         {"type": "number", "exclusiveMinimum": 0},
-        "a number of seconds",
+        "a positive number of seconds",
     ),
 )
 
@@ -660,7 +663,7 @@ def defs() -> dict[str, Any]:
 
 _USER_INPUTS = ("inputs", "factory", "driver")
 
-#: what holds across keys, each as the validator enforces it (load.py), in schema words
+#: what holds across keys, each as the validator enforces it (load.py, inputs.py), in schema words
 RULES: tuple[Mapping[str, Any], ...] = (
     {  # a built-in target makes its own inputs and takes only its own params
         "if": {"required": ["target"], "properties": {"target": {"enum": list(BUILTIN_TARGETS)}}},
@@ -721,6 +724,14 @@ JSON_TYPES: Mapping[str, tuple[type, ...]] = MappingProxyType(
         "null": (type(None),),
     }
 )
+
+
+def in_bounds(schema: Mapping[str, Any], value: Any) -> bool:
+    """Whether a value of the schema's type keeps its ``minimum`` and ``exclusiveMinimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return True
+    low, above = schema.get("minimum"), schema.get("exclusiveMinimum")
+    return (low is None or value >= low) and (above is None or value > above)
 
 
 def python_types(key: Key) -> tuple[type, ...] | None:

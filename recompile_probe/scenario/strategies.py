@@ -1,18 +1,20 @@
-"""A scenario's ``custom_strategies:`` -> Strategy objects, validated field by field. No torch."""
+"""A scenario's ``custom_strategies:`` -> Strategy objects, validated field by field, and its
+``strategies:``, the names to run. No torch."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
-from ..errors import did_you_mean
+from ..errors import ScenarioError, did_you_mean
 from ..sizes.paths import parse_path
-from ..sizes.points import SizeError
-from ..strategies.builtins import BUILTINS
+from ..strategies.builtins import BUILTINS, DEFAULT_STRATEGIES, RANK_BUILTINS
 from ..strategies.model import MARKS, LocationMark, Strategy, options_per_symbol
 from .context import Context
 from .keys import CUSTOM_KEYS, LOCATION_MARK_KEYS, TOP_KEYS
+from .overrides import choose_strategies
 
 #: the fields a custom strategy may set on top of the one it extends (``marks`` add up)
 _FIELDS = tuple(k for k in CUSTOM_KEYS if k not in ("extends", "marks"))
@@ -41,8 +43,11 @@ def custom(name: str, spec: Mapping[str, Any], known: Mapping[str, Strategy]) ->
     return replace(base, **changes)
 
 
-def parse_custom(ctx: Context, value: Any, symbols: Sequence[str]) -> dict[str, Strategy]:
-    """A scenario's ``custom_strategies:``, validated field by field."""
+def parse_custom(
+    ctx: Context, value: Any, symbols: Sequence[str], driver: bool
+) -> dict[str, Strategy]:
+    """A scenario's ``custom_strategies:``, validated field by field (``driver``: whether the
+    scenario has one, for ``driver_options``)."""
     ctx.typed("custom_strategies", value, TOP_KEYS["custom_strategies"])
     out: dict[str, Strategy] = {}
     kinds = tuple(MARKS)
@@ -111,8 +116,54 @@ def parse_custom(ctx: Context, value: Any, symbols: Sequence[str]) -> dict[str, 
                 ctx.typed(f"{key}.{sub}", spec[sub], CUSTOM_KEYS[sub])
         if "marks" in spec:
             _check_marks(ctx, f"{key}.marks", spec["marks"])
+        options = spec.get("driver_options", {})
+        if options and not driver:
+            raise ctx.fail(
+                f"{key}.driver_options",
+                "driver_options are passed to the scenario's driver, and it has none",
+                "Add `driver: file.py:fn` (run(fn, **sizes, **options)), or drop them.",
+            )
+        clash = [k for k in options if k in symbols]
+        if clash:
+            raise ctx.fail(
+                f"{key}.driver_options.{clash[0]}",
+                f"{clash[0]!r} is a size symbol: the driver already gets it from each point",
+                "Give the option another name.",
+            )
         out[name] = custom(name, spec, {**BUILTINS, **out})
     return out
+
+
+def parse_list(
+    ctx: Context, value: Any, known: list[str], custom: Mapping, ranks: int | None
+) -> tuple[str, ...]:
+    """``strategies:``: the names to run, in order (``known``: every name the scenario knows)."""
+    if value is None:
+        return tuple(
+            dict.fromkeys([*DEFAULT_STRATEGIES, *(RANK_BUILTINS if ranks else ()), *custom])
+        )
+    if isinstance(value, str):
+        value = [value]
+    ctx.expect("strategies", value, list, TOP_KEYS["strategies"].what)
+    if not value:
+        raise ctx.fail("strategies", "expected at least one strategy")
+    for i, name in enumerate(value):
+        ctx.expect(f"strategies[{i}]", name, str, "a strategy name")
+
+    def unknown(i: int, name: str) -> ScenarioError:
+        if name in RANK_BUILTINS:
+            return ctx.fail(
+                f"strategies[{i}]",
+                f"{name!r} is a strategy of distributed scenarios: it needs a process group",
+                "Add `ranks: 2` to run every strategy on two rank processes.",
+            )
+        return ctx.fail(
+            f"strategies[{i}]",
+            f"unknown strategy {name!r}",
+            did_you_mean(name, known) or f"Strategies: {', '.join(known)}.",
+        )
+
+    return choose_strategies(value, known, unknown)
 
 
 def _check_marks(ctx: Context, key: str, value: Any) -> None:
@@ -124,14 +175,8 @@ def _check_marks(ctx: Context, key: str, value: Any) -> None:
         missing = [k for k in LOCATION_MARK_KEYS if k not in entry]
         if missing:
             raise ctx.fail(at, f"missing {', '.join(missing)}")
-        try:
-            parse_path(f"{at}.argument", entry["argument"])
-        except SizeError as exc:
-            raise ctx.fail(exc.key, exc.message, exc.remedy) from None
-        if isinstance(entry["dim"], bool) or not isinstance(entry["dim"], int) or entry["dim"] < 0:
-            raise ctx.fail(
-                f"{at}.dim", f"expected a dim (a non-negative integer), got {entry['dim']!r}"
-            )
+        ctx.sizes(partial(parse_path, f"{at}.argument", entry["argument"]))
+        ctx.typed(f"{at}.dim", entry["dim"], LOCATION_MARK_KEYS["dim"])
         if entry["kind"] not in MARKS:
             raise ctx.fail(
                 f"{at}.kind",

@@ -158,3 +158,103 @@ def test_empty_batch_dims_is_accepted(write_scenario):
     assert load(path).batch_dims == {}
     result = CliRunner().invoke(app, ["strategies", str(path)])
     assert result.exit_code == 0, result.output
+
+
+BUILTIN = "target: logprobs.count_greater_than\nsequences: [1]\n"
+USER_DRIVER = (
+    "target: user_targets.py:scale_shift\ndriver: user_targets.py:counting_driver\n"
+    "dims: {B: {0: [0]}}\nsequences: [1]\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text, key, message, remedy",
+    [
+        (
+            BUILTIN + "repeats: -1\n",
+            "repeats",
+            "expected 0 or more calls to time (an integer), got -1",
+            None,
+        ),
+        (
+            BUILTIN + "ranks: 1\n",
+            "ranks",
+            "expected 2 or more ranks (an integer), got 1",
+            "One rank is a single process: drop `ranks:` to run the scenario in one.",
+        ),
+        (
+            BUILTIN + "ranks: 2\ndistributed: {timeout_s: 0}\n",
+            "distributed.timeout_s",
+            "expected a positive number of seconds, got 0",
+            None,
+        ),
+        (
+            BUILTIN + "expect: {default: {max_graphs: -1}}\n",
+            "expect.default.max_graphs",
+            "expected a non-negative integer, got -1",
+            None,
+        ),
+        (
+            BUILTIN + "custom_strategies: {m: {marks: [{argument: 0, dim: -2, kind: dynamic}]}}\n",
+            "custom_strategies.m.marks[0].dim",
+            "expected a dim (a non-negative integer), got -2",
+            None,
+        ),
+        (
+            BUILTIN + "params: {vocab_size: 0}\n",
+            "params.vocab_size",
+            "expected an integer (1 or more), got 0",
+            None,
+        ),
+        (
+            BUILTIN + "custom_strategies: {m: {driver_options: {tag: 1}}}\n",
+            "custom_strategies.m.driver_options",
+            "driver_options are passed to the scenario's driver, and it has none",
+            "Add `driver: file.py:fn` (run(fn, **sizes, **options)), or drop them.",
+        ),
+        (
+            USER_DRIVER + "custom_strategies: {m: {driver_options: {B: 1}}}\n",
+            "custom_strategies.m.driver_options.B",
+            "'B' is a size symbol: the driver already gets it from each point",
+            "Give the option another name.",
+        ),
+        (
+            BUILTIN + "compile: {mode: 3}\n",
+            "compile.mode",
+            "expected a mode name, got an integer (3)",
+            None,
+        ),
+    ],
+)
+def test_a_value_out_of_bounds_is_refused_in_one_line(write_scenario, text, key, message, remedy):
+    with pytest.raises(ScenarioError) as err:
+        load(write_scenario(text))
+    assert (err.value.key, err.value.remedy) == (key, remedy)
+    where = f"{err.value.path}:{err.value.line}: {key}"
+    assert err.value.line and err.value.message == f"{where}: {message}"  # one line, at its place
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "repeats: 0\n",
+        "ranks: 2\n",
+        "ranks: 2\ndistributed: {timeout_s: 0.5}\n",
+        "expect: {default: {max_graphs: 0}}\n",
+        "params: {vocab_size: 1}\n",
+        "custom_strategies: {m: {marks: [{argument: 0, dim: 0, kind: dynamic}]}}\n",
+    ],
+)
+def test_a_value_at_its_bound_is_accepted(line):
+    loads(BUILTIN + line)
+
+
+def test_the_strategies_help_names_the_opt_in_strategies():
+    from recompile_probe.scenario.keys import TOP_KEYS
+
+    assert (
+        "every built-in but the knob ones (static_sources, shapes_spec, isolate_recompiles, "
+        "recompile_limit, mark_unbacked_ranges, maybe_mark_dynamic_ranges), and every custom "
+        "strategy." in TOP_KEYS["strategies"].help
+    )
+    assert all(name in TOP_KEYS["strategies"].help for name in OPT_IN)

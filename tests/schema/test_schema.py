@@ -149,6 +149,7 @@ TABLES = {
         "TOP_KEYS",
         "BACKEND_KEYS",
         "COMPILE_KEYS",
+        "DISTRIBUTED_KEYS",
         "TOLERANCE_KEYS",
         "TENSOR_KEYS",
         "CUSTOM_KEYS",
@@ -167,24 +168,177 @@ def test_every_key_has_a_type_a_description_and_the_words_of_its_error(table):
         assert keys.python_types(entry), f"{table}.{name}: no Python type for its JSON type"
 
 
-def test_the_schema_holds_each_key_as_its_table_entry_says():
-    built = scenario_schema()
-    places = {
-        "TOP_KEYS": built["properties"],
-        "BACKEND_KEYS": built["$defs"]["backend"]["properties"],
-        "COMPILE_KEYS": built["$defs"]["compile"]["properties"],
-        "TOLERANCE_KEYS": built["$defs"]["tolerance"]["properties"],
-        "TENSOR_KEYS": built["$defs"]["tensor"]["properties"],
-        "CUSTOM_KEYS": built["$defs"]["custom_strategy"]["properties"],
-        "LOCATION_MARK_KEYS": built["$defs"]["location_mark"]["properties"],
-        "BUDGET_KEYS": built["$defs"]["budgets"]["properties"],
+#: documents both sides accept that, together, use every key of every table (the coverage test
+#: says so): each key is then refused at its place with a wrong value, by both sides
+EVERY_KEY = {
+    "inputs": """\
+name: every-key
+description: a user callable with inputs
+target: user_targets.py:scale_shift
+inputs:
+  - {shape: [B, 8], dtype: int64, device: cpu, fill: randint, low: 0, high: 5,
+     requires_grad: false}
+  - {shape: [B, 1], fill: full, value: 0.5}
+sequences: {s: [1, 2]}
+backend: {name: inductor, mode: default, options: {}}
+compile: {fullgraph: false, mode: null, options: null, recompile_limit: 8, disable: false,
+          isolate_recompiles: false, name: step}
+strategies: [default, mine]
+custom_strategies:
+  mine:
+    extends: default
+    description: every field
+    dynamic: null
+    mark: dynamic
+    mark_options: {}
+    config: {torch._dynamo.config.recompile_limit: 4}
+    stance: default
+    compile: {fullgraph: false}
+    marks: [{argument: 0, dim: 0, kind: dynamic}]
+seed: 3
+repeats: 0
+tolerance: {rtol: 0.001, atol: 0.001}
+expect:
+  '*': {max_compiles: 4, max_recompiles: 3, max_graphs: 4, max_guards: 100,
+        max_shape_env_guards: 100, outputs_match: true, status: ok}
+  mine: {s: {max_recompiles: 0}}
+""",
+    "driver": """\
+target: user_targets.py:scale_shift
+driver: user_targets.py:counting_driver
+dims: {B: {0: [0]}}
+sequences: [1, 2]
+custom_strategies:
+  opts: {driver_options: {tag: 1}}
+""",
+    "factory": """\
+target: user_targets.py:scale_shift
+factory: user_targets.py:make_pair
+batch_dims: {0: [0], 1: [0]}
+sequences: [1, 2]
+""",
+    "ranks": """\
+target: logprobs.count_greater_than
+params: {vocab_size: 64}
+ranks: 2
+distributed: {backend: gloo, timeout_s: 5}
+sequences: {a: {by_rank: {0: [1, 2], 1: [1, 3]}}}
+expect: {'*': {ranks_agree: true}}
+""",
+}
+#: where each table's keys sit, as the dotted keys the validator names
+PLACES = {
+    "TOP_KEYS": r"(\w+)",
+    "BACKEND_KEYS": r"backend\.(\w+)",
+    "COMPILE_KEYS": r"compile\.(\w+)",
+    "DISTRIBUTED_KEYS": r"distributed\.(\w+)",
+    "TOLERANCE_KEYS": r"tolerance\.(\w+)",
+    "TENSOR_KEYS": r"inputs(?:\[\d+\]|\.\w+)\.(\w+)",
+    "CUSTOM_KEYS": r"custom_strategies\.[^.]+\.(\w+)",
+    "LOCATION_MARK_KEYS": r"custom_strategies\.[^.]+\.marks\[\d+\]\.(\w+)",
+    "BUDGET_KEYS": r"expect\.[^.]+\.(?:[^.]+\.)?(\w+)",
+}
+#: values of every JSON type, the first one a key does not admit is its wrong value
+OF_EVERY_TYPE = ("three", 3, 2.5, True, None, [1], {"x": 1})
+
+
+def _table_keys(dotted_keys):
+    """(dotted key, table, key) for each dotted key that is a table key at its place."""
+    for dotted in dotted_keys:
+        for table, place in PLACES.items():
+            match = re.fullmatch(place, dotted)
+            if match and match.group(1) in TABLES[table]:
+                yield dotted, table, match.group(1)
+
+
+def _parts(dotted: str) -> list:
+    """ "a.b[0].c" -> ["a", "b", 0, "c"] (as jsonschema paths name a place)"""
+    return [int(i) if i else k for i, k in re.findall(r"\[(\d+)\]|([^.\[\]]+)", dotted)]
+
+
+def _with(data, dotted: str, value):
+    out = as_json(data)
+    *parents, leaf = _parts(dotted)
+    place = out
+    for part in parents:
+        place = place[part]
+    place[leaf] = value
+    return out
+
+
+def _verdicts(write_scenario, data) -> tuple[ScenarioError | None, list[list]]:
+    """What each side says of ``data``: the validator's error (None: accepted), and the places
+    of the schema's errors."""
+    found, pending = [], list(validator(scenario_schema()).iter_errors(data))
+    while pending:  # an anyOf error holds the errors of its branches, at their own places
+        error = pending.pop()
+        found.append(list(error.absolute_path))
+        pending.extend(error.context or ())
+    try:
+        load(write_scenario(yaml.safe_dump(data)))
+    except ScenarioError as exc:
+        return exc, found
+    return None, found
+
+
+@pytest.fixture(scope="module")
+def every_key_lines(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("every_key")
+    shutil.copy(FIXTURES / "user_targets.py", folder)
+    return {
+        name: list(loads(text, path=str(folder / f"{name}.yaml")).lines)
+        for name, text in EVERY_KEY.items()
     }
-    for table, props in places.items():
-        assert list(props) == list(TABLES[table]), table
-        for name, entry in TABLES[table].items():
-            assert props[name]["description"].startswith(entry.help), (table, name)
-            for k, v in entry.schema.items():
-                assert props[name][k] == v, (table, name, k)
+
+
+def test_the_every_key_documents_use_every_key_and_both_sides_accept_them(every_key_lines):
+    used = {
+        (table, key) for lines in every_key_lines.values() for _, table, key in _table_keys(lines)
+    }
+    every = {(table, key) for table, entries in TABLES.items() for key in entries}
+    assert every - used == set(), "use these keys in an EVERY_KEY document"
+    for name, text in EVERY_KEY.items():
+        assert errors(scenario_schema(), as_json(yaml.safe_load(text))) == [], name
+
+
+def test_both_sides_refuse_a_value_of_the_wrong_type_at_every_key(every_key_lines, write_scenario):
+    disagree = []
+    for name, lines in every_key_lines.items():
+        data = yaml.safe_load(EVERY_KEY[name])
+        for dotted, table, key in _table_keys(lines):
+            kinds = keys.python_types(TABLES[table][key])
+            wrong = next(
+                v
+                for v in OF_EVERY_TYPE
+                if not isinstance(v, kinds) or (v is True and bool not in kinds)
+            )
+            refused, places = _verdicts(write_scenario, _with(data, dotted, wrong))
+            if refused is None or refused.key != dotted or _parts(dotted) not in places:
+                disagree.append((name, dotted, wrong, refused and refused.key, places))
+    assert disagree == [], "\n".join(map(str, disagree))
+
+
+def test_both_sides_hold_every_bound_of_the_tables(every_key_lines, write_scenario):
+    """At the bound both accept, past it both refuse (jsonschema's reading of the bound is the
+    oracle)."""
+    checked = []
+    for name, lines in every_key_lines.items():
+        data = yaml.safe_load(EVERY_KEY[name])
+        for dotted, table, key in _table_keys(lines):
+            schema_ = TABLES[table][key].schema
+            if "minimum" in schema_:
+                inside, outside = schema_["minimum"], schema_["minimum"] - 1
+            elif "exclusiveMinimum" in schema_:
+                inside, outside = schema_["exclusiveMinimum"] + 0.5, schema_["exclusiveMinimum"]
+            else:
+                continue
+            assert _verdicts(write_scenario, _with(data, dotted, inside)) == (None, []), dotted
+            refused, places = _verdicts(write_scenario, _with(data, dotted, outside))
+            assert refused is not None and refused.key == dotted, dotted
+            assert f"got {outside!r}" in refused.message and _parts(dotted) in places, dotted
+            checked.append(dotted)
+    assert {"repeats", "ranks", "distributed.timeout_s", "expect.*.max_compiles"} <= set(checked)
+    assert any(k.endswith(".dim") for k in checked), checked
 
 
 WRONG = {
