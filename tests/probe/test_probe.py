@@ -550,9 +550,9 @@ def _marked(mark, args):
 
 
 def test_steady_state_spread_is_reported():
-    from recompile_probe.analysis.verdicts import too_noisy
-
     _, runs, _ = _runs(None, strategies=["default"], sequence=[1, 2])
     run = runs[("cli", "default")]
     assert 0 < run.steady_state_min_us <= run.steady_state_us <= run.steady_state_p90_us
-    assert run.steady_state_noisy == too_noisy(run.steady_state_min_us, run.steady_state_us)
+    # the documented rule (docs/output.md, Noise): median more than 1.3x the fastest sample
+    documented = run.steady_state_us > 1.3 * run.steady_state_min_us
+    assert run.steady_state_noisy is documented
