@@ -153,15 +153,15 @@ def test_verdict_and_changes_name_what_moved():
     line = verdict("prefill", [run, replace(_points_run(two, []), strategy="fixed")])
     assert line.startswith("prefill (B 1, S 7) → (B 1, S 33) → (B 2, S 7): fixed wins")
     assert "recompile: default (first at call 1, S 7 → 33)." in line
-    # batch-only, old or new, reads as it always did
+    # a batch-only run reads in B alone, whether its calls carry points or not
     batch = _points_run([{"B": 1}, {"B": 2}], [1])
     assert moved(batch, transitions(batch)[0]) == "B 1 → 2"
     assert verdict("rl", [batch]).startswith("rl [1, 2]: ")
     assert "(first at call 1, B 1 → 2)" in verdict("rl", [batch])
-    old = sample_report().runs[0]
-    assert moved(old, transitions(old)[0]) == "B 1 → 2"
-    assert at_call(old, 1) == "B 2"
-    assert sequence_label(run_points(old)) == "B = 1 → 2"
+    pointless = sample_report().runs[0]  # calls without points
+    assert moved(pointless, transitions(pointless)[0]) == "B 1 → 2"
+    assert at_call(pointless, 1) == "B 2"
+    assert sequence_label(run_points(pointless)) == "B = 1 → 2"
 
 
 def test_a_driver_recompile_inside_a_point_names_its_step():
