@@ -304,13 +304,12 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         from .commands import check as check_mod
-        from .render.terminal import check as outcome_mod
+        from .render.formats import Document, render
 
         key = (self.scenario.name, self.sequence, self.strategy)
         outcome = check_mod.run_check([self.scenario], runs={key})
         if outcome.interrupted:
             raise KeyboardInterrupt
-        width = 240  # as check in CI logs: never fold a recompile reason
         figures = {
             "nodeid": self.nodeid,
             "scenario": self.scenario.name,
@@ -328,14 +327,14 @@ class ScenarioItem(pytest.Item):
                     "run": None,
                 },
             )
-            raise ScenarioFailure(outcome_mod.render(outcome, width=width))
+            raise ScenarioFailure(render(Document.CHECK, "table", outcome))
         (run,) = outcome.reports[0].runs
         verdict = (
             "failed" if run.violations else "skipped" if run.status == "unsupported" else "passed"
         )
         _keep(self, {**figures, "verdict": verdict, "run": dataclasses.asdict(run)})
         if run.violations:
-            raise ScenarioFailure(outcome_mod.render(outcome, width=width))
+            raise ScenarioFailure(render(Document.CHECK, "table", outcome))
         if verdict == "skipped":
             why = f": {run.error.message}" if run.error else ""
             message = f"{self.strategy} is unsupported in this torch{why}"

@@ -465,3 +465,12 @@ MALFORMED = [
         id="module-raises-on-import",
     ),
 ]
+
+
+def render_report(
+    report: Report, fmt: str = "table", *, width: int = 120, verbose: bool = False
+) -> str:
+    """``report`` as `run -f FMT` writes it to a file (or a terminal ``width`` wide)."""
+    from recompile_probe.render.formats import Document, Layout, render
+
+    return render(Document.REPORTS, fmt, [report], Layout(width=width, verbose=verbose))

@@ -59,6 +59,18 @@ def pair(old: Iterable[Report], new: Iterable[Report]) -> list[Pair]:
     return [Pair(k, before.get(k), after.get(k)) for k in keys]
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """`diff`'s document: two sides' runs matched, and the increase allowed per count."""
+
+    pairs: tuple[Pair, ...]
+    tolerance: int = 0
+
+    @property
+    def regressed(self) -> bool:
+        return any(c.kind == "regression" for p in self.pairs for c in changes(p, self.tolerance))
+
+
 def changes(p: Pair, tolerance: int = 0) -> list[Change]:
     if p.old is None or p.new is None:
         return []

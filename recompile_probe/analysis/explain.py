@@ -29,6 +29,17 @@ class Explanation:
     error: ErrorExplanation | None = None
 
 
+@dataclass(frozen=True)
+class Explained:
+    """`explain`'s document: the report the explanations read, and the cost notes."""
+
+    report: Report
+    explanations: tuple[Explanation, ...]
+    notes: tuple[str, ...]
+    #: what the user should know about how this was explained (stderr, not the explanation)
+    warnings: tuple[str, ...] = ()
+
+
 def explain(
     report: Report,
     strategies: Mapping[str, Strategy],

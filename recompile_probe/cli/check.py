@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional
 
@@ -21,14 +20,15 @@ from .common import (
     DEBUG_OPTION,
     QUIET_OPTION,
     RUN_TIMEOUT_OPTION,
+    Document,
+    also_write,
     app,
     csv_list,
+    emit,
     err,
     errors_to_exit,
     progress,
     read_reports,
-    term_width,
-    use_color,
 )
 
 
@@ -102,9 +102,7 @@ def check(
         from ..commands import check as check_mod
         from ..execution.session import clean_environment, open_pool, parse_jobs
         from ..records.report import reports_to_json
-        from ..render import junit as junit_mod
-        from ..render import markdown as markdown_mod
-        from ..render.terminal import check as outcome_mod
+        from ..render.formats import render
 
         if update_baseline and baseline is None:
             raise UsageError("--update-baseline needs --baseline FILE")
@@ -160,24 +158,12 @@ def check(
             finally:
                 if pool is not None:
                     pool.close()
-        color = use_color()
-        # CI logs have no width: never fold a recompile reason there.
-        width = term_width() if sys.stdout.isatty() else 240
-        sys.stdout.write(outcome_mod.render(outcome, color=color, width=width))
-        errors = [(s.name, s.path or "", e.message) for s, e in outcome.failures]
-        files.write("junit", lambda: junit_mod.render_many(outcome.reports, errors))
-        md = markdown_mod.check(outcome)
-        files.write("markdown", lambda: md)
-        append_step_summary(md)
-        files.write(
-            "json",
-            lambda: (
-                reports_to_json(outcome.reports) if part is None else _shard_json(outcome, part)
-            ),
-        )
-        from ..render.html.report import outcome as html_outcome
-
-        files.write("html", lambda: html_outcome(outcome))
+        emit(Document.CHECK, outcome, "table")
+        # a shard's --json is the shard report `merge` reads, not the check's own
+        also_write(files, Document.CHECK, outcome, skip="json" if part is not None else "")
+        if part is not None:
+            files.write("json", lambda: _shard_json(outcome, part))
+        append_step_summary(render(Document.CHECK, "markdown", outcome))
         if update_baseline and not outcome.failures and not outcome.interrupted:
             files.write("baseline", lambda: reports_to_json(outcome.reports))
             err.print(f"baseline {baseline} updated")

@@ -11,18 +11,17 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator, TextIO
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..artefacts import writable, write_atomic  # noqa: F401  (re-exported for commands)
-from ..errors import ExitCode, ProbeError, UsageError, did_you_mean
+from ..artefacts import Artefacts, writable, write_atomic  # noqa: F401  (re-exported)
+from ..errors import ExitCode, ProbeError, UsageError
+from ..render import formats
+from ..render.formats import Document
 from ..version import __version__
-
-if TYPE_CHECKING:
-    from ..records.report import Report
 
 app = typer.Typer(
     name="recompile-probe",
@@ -120,17 +119,49 @@ def use_color(stream: Any = None) -> bool:
     return stream.isatty() and "NO_COLOR" not in os.environ
 
 
-def emit(report: Report, fmt: str, output: Path | None, verbose: bool = False) -> None:
-    """The report to --output (atomically) or stdout; never both, never half."""
-    from ..render.formats import render
+def emit(
+    document: Document,
+    value: Any,
+    fmt: str,
+    output: Path | None = None,
+    *,
+    stream: TextIO | None = None,
+    verbose: bool = False,
+    quiet: bool = False,
+) -> None:
+    """The document to --output (atomically, off-terminal width) or to ``stream`` (stdout);
+    never both, never half."""
+    from ..render.formats import Layout, render
 
     if output is not None:
-        write_atomic(output, render(report, fmt, color=False, width=120, verbose=verbose))
-        err.print(f"report written to {output}")
+        layout = Layout(width=document.file_width, verbose=verbose)
+        write_atomic(output, render(document, fmt, value, layout))
+        if not quiet:
+            err.print(f"report written to {output}")
         return
-    color = use_color()
-    sys.stdout.write(render(report, fmt, color=color, width=term_width(), verbose=verbose))
-    sys.stdout.flush()
+    stream = stream or sys.stdout
+    columns = shutil.get_terminal_size((120, 24)).columns if stream.isatty() else None
+    layout = Layout(color=use_color(stream), width=document.width(columns), verbose=verbose)
+    stream.write(render(document, fmt, value, layout))
+    stream.flush()
+
+
+def also_write(files: Artefacts, document: Document, value: Any, *, skip: str = "") -> None:
+    """Each ``--<format> FILE`` asked for (``--junit``, ``--markdown``, ...), in that format."""
+    from ..render.formats import render
+
+    for kind in formats.names(document):
+        if kind != skip:
+            files.write(kind, lambda kind=kind: render(document, kind, value))  # type: ignore[misc]
+
+
+def format_option(document: Document) -> Any:
+    return typer.Option("table", "--format", "-f", help=formats.help_text(document))
+
+
+def check_format(document: Document, fmt: str) -> formats.Format:
+    """Before any work: a format the command cannot write is a usage error."""
+    return formats.choose(document, fmt)
 
 
 QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No progress on stderr.")
@@ -153,19 +184,6 @@ CLEAN_ENV_OPTION = typer.Option(
 RUN_TIMEOUT_OPTION = typer.Option(
     None, "--timeout", help="Seconds per run with --jobs N; past it the run is status error."
 )
-FORMAT_OPTION = typer.Option(
-    "table", "--format", "-f", help="table | json | markdown | junit | html"
-)
-
-
-def check_format(fmt: str) -> None:
-    from ..render.formats import FORMATS
-
-    if fmt not in FORMATS:
-        raise UsageError(
-            f"--format: unknown format {fmt!r}",
-            did_you_mean(fmt, FORMATS) or f"Formats: {', '.join(FORMATS)}.",
-        )
 
 
 def saving(scenario: Any, fmt: str, output: Path | None, then: Any) -> Any:
@@ -183,7 +201,7 @@ def saving(scenario: Any, fmt: str, output: Path | None, then: Any) -> Any:
     def on_run(run: Any) -> None:
         finished.append(run)
         partial = replace(header(scenario), runs=tuple(finished), complete=False)
-        write_atomic(output, render(partial, fmt, color=False, width=120))
+        write_atomic(output, render(formats.Document.REPORTS, fmt, [partial]))
         if then is not None:
             then(run)
 
@@ -301,36 +319,6 @@ def read_report(path: Path) -> Any:
     return reports[0]
 
 
-def emit_functions(
-    report: Any, fmt: str, output: Path | None, to_stderr: bool, quiet: bool = False
-) -> None:
-    from ..render import json, markdown
-    from ..render.terminal import functions
-
-    if fmt == "json":
-        text = json.functions(report)
-    elif fmt == "markdown":
-        text = markdown.functions(report)
-    elif fmt == "html":
-        from ..render.html.functions import functions as html_functions
-
-        text = html_functions(report)
-    else:
-        stream = sys.stderr if to_stderr else sys.stdout
-        color = output is None and use_color(stream)
-        width = shutil.get_terminal_size((120, 24)).columns if stream.isatty() else 160
-        text = functions.render(report, color=color and output is None, width=width)
-    if output is not None:
-        write_atomic(output, text)
-        if not quiet:
-            err.print(f"report written to {output}")
-    elif to_stderr:
-        sys.stderr.write(text)
-        sys.stderr.flush()
-    else:
-        sys.stdout.write(text)
-
-
 def over_budget(report: Any, max_recompiles: int | None) -> bool:
     if max_recompiles is None:
         return False
@@ -365,8 +353,3 @@ def rank_gate(report: Any, fail_on_divergence: bool) -> bool:
     for line in ranks.gate_summary(report):
         err.print(f"  {escape(line)}", soft_wrap=True)
     return True
-
-
-def functions_format(fmt: str) -> None:
-    if fmt not in ("table", "json", "markdown", "html"):
-        raise UsageError(f"--format: expected table, json, markdown or html, got {fmt!r}")

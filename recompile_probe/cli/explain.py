@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -15,18 +14,19 @@ from .common import (
     QUIET_OPTION,
     RUN_TIMEOUT_OPTION,
     VERBOSE_OPTION,
+    Document,
     app,
+    check_format,
     csv_list,
+    emit,
     err,
     errors_to_exit,
+    format_option,
     print_tlparse,
     progress,
     read_report,
-    term_width,
     trace_dir_arg,
-    use_color,
     writable,
-    write_atomic,
 )
 
 
@@ -69,7 +69,7 @@ def explain(
     backend: Optional[str] = typer.Option(
         None, "--backend", "-b", help="eager | aot_eager | inductor"
     ),
-    fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown | html"),
+    fmt: str = format_option(Document.EXPLAIN),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
     trace_dir: Optional[Path] = typer.Option(None, "--trace-dir", help="As for `run`."),
     jobs: str = typer.Option(
@@ -83,9 +83,6 @@ def explain(
     with errors_to_exit(debug):
         from ..commands import explain as explain_mod
         from ..execution.session import parse_jobs
-        from ..render import json as json_mod
-        from ..render import markdown as markdown_mod
-        from ..render.terminal import explain as terminal
         from ..scenario.load import load
         from ..scenario.overrides import with_overrides
 
@@ -94,8 +91,7 @@ def explain(
             raise UsageError(
                 "--timeout needs --jobs N (2 or more) and a positive number of seconds"
             )
-        if fmt not in ("table", "json", "markdown", "html"):
-            raise UsageError(f"--format: expected table, json, markdown or html, got {fmt!r}")
+        check_format(Document.EXPLAIN, fmt)
         writable("--output", output)
         chosen = [n for item in strategy or () for n in csv_list(item, "--strategy") or ()] or None
         only = [n for item in strategies or () for n in csv_list(item, "--strategies") or ()]
@@ -142,31 +138,10 @@ def explain(
                     on_run=on_run,
                     **running,
                 )
-        report, explanations, notes = done.report, list(done.explanations), list(done.notes)
         for line in done.warnings:
             err.print(f"[yellow]warning:[/] {escape(line)}", soft_wrap=True)
-        if fmt == "json":
-            text = json_mod.explain(report, explanations, notes)
-        elif fmt == "markdown":
-            text = markdown_mod.explain(report, explanations, notes)
-        elif fmt == "html":
-            from ..render.html.explain import explanation as html_explanation
-
-            text = html_explanation(report, explanations, notes)
-        else:
-            color = output is None and use_color()
-            text = terminal.render(
-                report,
-                explanations,
-                notes,
-                color=color,
-                width=min(term_width(), 100) if output is None else 100,
-                verbose=verbose,
-            )
-        if output is not None:
-            write_atomic(output, text)
-        else:
-            sys.stdout.write(text)
+        emit(Document.EXPLAIN, done, fmt, output, verbose=verbose)
+        report = done.report
         print_tlparse(report)
         if not report.complete:
             err.print("[bold red]interrupted[/]: this covers only the runs that finished.")

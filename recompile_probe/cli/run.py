@@ -12,15 +12,16 @@ from .common import (
     CLEAN_ENV_OPTION,
     COUNTS_HELP,
     DEBUG_OPTION,
-    FORMAT_OPTION,
     QUIET_OPTION,
     VERBOSE_OPTION,
+    Document,
     app,
     check_format,
     csv_list,
     emit,
     err,
     errors_to_exit,
+    format_option,
     print_tlparse,
     progress,
     saving,
@@ -53,7 +54,7 @@ def run(
     backend: Optional[str] = typer.Option(
         None, "--backend", "-b", help="eager | aot_eager | inductor"
     ),
-    fmt: str = FORMAT_OPTION,
+    fmt: str = format_option(Document.REPORTS),
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", help="Write the report to FILE (atomically) instead of stdout."
     ),
@@ -96,7 +97,7 @@ def run(
         from ..scenario.load import load
         from ..scenario.overrides import with_overrides
 
-        check_format(fmt)
+        chosen = check_format(Document.REPORTS, fmt)
         if isolate not in ISOLATION_MODES:
             raise UsageError(f"--isolate: expected inline or process, got {isolate!r}")
         workers = parse_jobs(jobs)
@@ -133,9 +134,9 @@ def run(
             )
         if clean_env:
             report = cleared(report, inherited)
-        emit(report, fmt, output, verbose)
+        emit(Document.REPORTS, [report], fmt, output, verbose=verbose)
         print_tlparse(report)
-        if not quiet and (output is not None or fmt != "table"):
+        if not quiet and (output is not None or not chosen.terminal):  # the verdicts, for people
             from ..analysis.rank_runs import verdict as rank_verdict
             from ..analysis.verdicts import verdict
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,15 +17,17 @@ from ..errors import UsageError
 from .common import (
     DEBUG_OPTION,
     QUIET_OPTION,
+    Document,
+    also_write,
     app,
+    check_format,
+    emit,
     err,
     errors_to_exit,
+    format_option,
     read_report,
-    term_width,
-    use_color,
 )
 
-FORMATS = ("table", "json", "markdown")
 #: --time-limit's default, in seconds (docs/suggest.md says why ten minutes)
 TIME_LIMIT = 600.0
 
@@ -66,7 +67,7 @@ def suggest(
     backend: Optional[str] = typer.Option(
         None, "--backend", "-b", help="eager | aot_eager | inductor"
     ),
-    fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown"),
+    fmt: str = format_option(Document.SUGGEST),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the JSON here."),
     markdown: Optional[Path] = typer.Option(
@@ -103,14 +104,11 @@ def suggest(
         from ..commands.suggest.run import suggest as suggest_scenario
         from ..commands.suggest.write import write_into
         from ..execution.session import open_pool, parse_jobs
-        from ..records.suggestion import to_json
-        from ..render import markdown as markdown_mod
-        from ..render.terminal import suggest as terminal
+        from ..render.formats import render
         from ..scenario.load import load
         from ..scenario.overrides import with_overrides
 
-        if fmt not in FORMATS:
-            raise UsageError(f"--format: expected {', '.join(FORMATS)}, got {fmt!r}")
+        check_format(Document.SUGGEST, fmt)
         files = Artefacts({"output": output, "json": json_out, "markdown": markdown})
         files.check()
         saved = read_report(from_report) if from_report is not None else None
@@ -148,26 +146,10 @@ def suggest(
         finally:
             if pool is not None:
                 pool.close()
-        if fmt == "json":
-            text = to_json(result)
-        elif fmt == "markdown":
-            text = markdown_mod.suggestion(result)
-        else:
-            text = terminal.render(
-                result,
-                color=output is None and use_color(),
-                width=min(term_width(), 110) if output is None else 110,
-            )
-        if output is not None:
-            files.write("output", lambda: text)
-            err.print(f"report written to {output}")
-        else:
-            sys.stdout.write(text)
-        files.write("json", lambda: to_json(result))
-        md = markdown_mod.suggestion(result) if markdown is not None else None
-        if md is not None:
-            files.write("markdown", lambda: md)
-            append_step_summary(md)
+        emit(Document.SUGGEST, result, fmt, output)
+        also_write(files, Document.SUGGEST, result)
+        if markdown is not None:
+            append_step_summary(render(Document.SUGGEST, "markdown", result))
         best = result.recommendation
         if write and best is not None and best.status == "ok" and result.change is not None:
             strategy = best.whole_function or (name if best.marks else "default")

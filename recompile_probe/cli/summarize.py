@@ -10,10 +10,12 @@ import typer
 from ..errors import ExitCode
 from .common import (
     DEBUG_OPTION,
+    Document,
     app,
-    emit_functions,
+    check_format,
+    emit,
     errors_to_exit,
-    functions_format,
+    format_option,
     over_budget,
     rank_gate,
 )
@@ -26,7 +28,7 @@ from .common import (
 )
 def summarize(
     trace: Path = typer.Argument(..., help="A trace directory or one trace file."),
-    fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown | html"),
+    fmt: str = format_option(Document.FUNCTIONS),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here."),
     pattern: Optional[str] = typer.Option(None, "--filter", help="Only matching functions."),
     max_recompiles: Optional[int] = typer.Option(
@@ -44,9 +46,9 @@ def summarize(
     with errors_to_exit(debug):
         from ..commands.summarize import summarize as summarize_traces
 
-        functions_format(fmt)
+        check_format(Document.FUNCTIONS, fmt)
         report = summarize_traces(trace, pattern)
-        emit_functions(report, fmt, output, to_stderr=False)
+        emit(Document.FUNCTIONS, report, fmt, output)
         budget = over_budget(report, max_recompiles)
         if rank_gate(report, fail_on_rank_divergence) or budget:
             raise typer.Exit(int(ExitCode.BUDGET))

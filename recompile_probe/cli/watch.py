@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -9,11 +10,13 @@ import typer
 
 from .common import (
     DEBUG_OPTION,
+    Document,
     app,
-    emit_functions,
+    check_format,
+    emit,
     err,
     errors_to_exit,
-    functions_format,
+    format_option,
     over_budget,
     rank_gate,
     trace_dir_arg,
@@ -39,7 +42,7 @@ def watch(
     max_recompiles: Optional[int] = typer.Option(
         None, "--max-recompiles", min=0, help="Exit 1 when the program recompiles more."
     ),
-    fmt: str = typer.Option("table", "--format", "-f", help="table | json | markdown | html"),
+    fmt: str = format_option(Document.FUNCTIONS),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here."),
     trace_dir: Optional[Path] = typer.Option(
         None,
@@ -73,14 +76,15 @@ def watch(
 
         from ..commands import watch as watch_mod
 
-        functions_format(fmt)
+        check_format(Document.FUNCTIONS, fmt)
         writable("--output", output)
         command = list(ctx.args)
         outcome = watch_mod.run(command, trace_dir_arg(trace_dir))
         report = watch_mod.report(command, outcome, pattern)
         for warning in outcome.warnings():
             err.print(f"[yellow]warning:[/] {escape(warning)}")
-        emit_functions(report, fmt, output, to_stderr=True, quiet=quiet and output is not None)
+        # stdout is the program's: the report goes to stderr
+        emit(Document.FUNCTIONS, report, fmt, output, stream=sys.stderr, quiet=quiet)
         # The budget covers every process: a DataLoader worker's recompile is one too.
         whole = replace(report, functions=tuple(watch_mod.all_functions(report)))
         budget = over_budget(whole, max_recompiles)

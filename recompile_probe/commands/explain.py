@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..analysis.explain import Explanation, explain
+from ..analysis.explain import Explained, explain
 from ..errors import UsageError, did_you_mean
 from ..records.order import ordered
 from ..records.report import Report
@@ -23,15 +23,6 @@ from ..scenario.overrides import with_overrides
 from ..strategies.advice import Arguments
 from ..strategies.model import symbol_ranges
 from .saved import run_points, scenario_of
-
-
-@dataclass(frozen=True)
-class Explained:
-    report: Report
-    explanations: tuple[Explanation, ...]
-    notes: tuple[str, ...]
-    #: what the user should know about how this was explained (stderr, not the explanation)
-    warnings: tuple[str, ...] = ()
 
 
 def explain_scenario(

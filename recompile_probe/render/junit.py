@@ -7,13 +7,15 @@ strategy is <skipped>, a scenario that could not run at all is one <error> testc
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..analysis.budgets import describe
+from ..analysis.check import Outcome
 from ..analysis.sequence import batch_only, run_points, sequence_label
 from ..records.report import Report
 from ..records.run import Run
 from . import cells
+from .formats import Layout
 
 
 def _testcase(suite: ET.Element, report: Report, run: Run) -> tuple[int, int]:
@@ -54,7 +56,17 @@ def _testcase(suite: ET.Element, report: Report, run: Run) -> tuple[int, int]:
     return (1 if run.violations else 0), skipped
 
 
-def render_many(reports: Iterable[Report], errors: Iterable[tuple[str, str, str]] = ()) -> str:
+def reports(value: Sequence[Report], layout: Layout) -> str:
+    return _suites(value, ())
+
+
+def check(outcome: Outcome, layout: Layout) -> str:
+    """A scenario that could not run is a suite of one testcase in error."""
+    errors = [(s.name, s.path or "", e.message) for s, e in outcome.failures]
+    return _suites(outcome.reports, errors)
+
+
+def _suites(reports: Iterable[Report], errors: Iterable[tuple[str, str, str]]) -> str:
     """``errors``: (suite name, file, message) for scenarios that could not run."""
     root = ET.Element("testsuites", {"name": "recompile-probe"})
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
@@ -98,7 +110,3 @@ def render_many(reports: Iterable[Report], errors: Iterable[tuple[str, str, str]
         root.set(k, str(v))
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def render(report: Report, **_: object) -> str:
-    return render_many([report])

@@ -3,9 +3,11 @@ the terminal prints (lines/, cells.py). No torch."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..analysis import baseline
 from ..analysis.check import Outcome
-from ..analysis.explain import Explanation
+from ..analysis.explain import Explained
 from ..analysis.notes import noise_note, slow_winner
 from ..analysis.rank_runs import rank_cell
 from ..analysis.rank_runs import verdict as rank_verdict
@@ -19,6 +21,7 @@ from ..records.run import Run
 from ..records.suggestion import Suggestion
 from ..records.watch import WatchReport
 from . import cells
+from .formats import Layout
 from .lines import check as check_lines
 from .lines import diff as diff_lines
 from .lines import explain as explain_lines
@@ -40,7 +43,11 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
 # --- a run report ---------------------------------------------------------------------------------
 
 
-def render(report: Report, **_: object) -> str:
+def reports(value: Sequence[Report], layout: Layout) -> str:
+    return "\n".join(_report(r) for r in value)
+
+
+def _report(report: Report) -> str:
     env = report.environment
     first = report.runs[0] if report.runs else None
     out = [
@@ -136,7 +143,7 @@ def _sequence(label: str, name: str, runs: list[Run]) -> list[str]:
 # --- check and diff -------------------------------------------------------------------------------
 
 
-def check(outcome: Outcome) -> str:
+def check(outcome: Outcome, layout: Layout) -> str:
     ok = int(outcome.exit_code) == 0
     lines = [
         f"## recompile-probe check: {'✅ passed' if ok else '❌ failed'}",
@@ -159,50 +166,48 @@ def check(outcome: Outcome) -> str:
             )
         lines.append("")
     if outcome.changes:
-        lines += ["### Changes against the baseline", "", diff(outcome.pairs, outcome.tolerance)]
+        lines += [
+            "### Changes against the baseline",
+            "",
+            _changes(list(outcome.pairs), outcome.tolerance),
+        ]
     for scenario, error in outcome.failures:
         lines.append(f"- **{scenario.name}** could not run: {error.message}")
     return "\n".join(lines) + "\n"
 
 
-def diff(pairs: list[baseline.Pair], tolerance: int = 0) -> str:
-    lines = [
-        "| scenario | sequence | strategy | "
-        + " | ".join(lab for _, lab in baseline.METRICS)
-        + " | status |",
-        "|" + "---|" * (4 + len(baseline.METRICS)),
-    ]
-    for p in pairs:
-        if p.old is None or p.new is None:
-            continue
-        kinds = {c.metric: c.kind for c in baseline.changes(p, tolerance)}
-        if not kinds:
-            continue
+def diff(comparison: baseline.Comparison, layout: Layout) -> str:
+    return _changes(list(comparison.pairs), comparison.tolerance)
 
-        def cell(old: object, new: object, kind: str | None) -> str:
-            if old == new:
-                return cells.num(new)
-            mark = " ❌" if kind == "regression" else " ✅" if kind else ""
-            return f"{cells.num(old)} → {cells.num(new)}{mark}"
 
-        row = [
-            cell(getattr(p.old, f), getattr(p.new, f), kinds.get(label))
-            for f, label in baseline.METRICS
-        ]
-        row.append(cell(p.old.status, p.new.status, kinds.get("status")))
-        lines.append("| " + " | ".join([*p.key, *row]) + " |")
-    labels = diff_lines.sequences(pairs)
-    if labels:
+def _changes(pairs: list[baseline.Pair], tolerance: int) -> str:
+    shown = diff_lines.view(pairs, tolerance)
+    headers = diff_lines.HEADERS[:-1]  # outputs: the terminal's column, not the summary's
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    for r in shown.rows:
+        if r.side is None and r.changed:
+            figures = [_figure(f) for f in r.figures[: len(headers) - 3]]
+            lines.append("| " + " | ".join([*r.key, *figures]) + " |")
+    if shown.sequences:
         lines += [""] + [
-            f"- {line}" if not line.startswith("  ") else f"  - {line.strip()}" for line in labels
+            f"- {line}" if not line.startswith("  ") else f"  - {line.strip()}"
+            for line in shown.sequences
         ]
     return "\n".join(lines) + "\n"
+
+
+def _figure(f: diff_lines.Figure) -> str:
+    if f.same:
+        return f.new
+    mark = " ❌" if f.kind == "regression" else " ✅" if f.kind else ""
+    return f"{f.old} → {f.new}{mark}"
 
 
 # --- explain, watch, suggest ----------------------------------------------------------------------
 
 
-def explain(report: Report, explanations: list[Explanation], notes: list[str]) -> str:
+def explain(explained: Explained, layout: Layout) -> str:
+    report, explanations, notes = explained.report, explained.explanations, explained.notes
     out = [f"## recompile-probe explain: {report.scenario.name}", ""]
     for x in explanations:
         title, _, points = explain_lines.headline(x.run).partition("\n")
@@ -226,7 +231,7 @@ def explain(report: Report, explanations: list[Explanation], notes: list[str]) -
     return "\n".join(out) + "\n"
 
 
-def functions(report: WatchReport) -> str:
+def functions(report: WatchReport, layout: Layout) -> str:
     fl = function_lines
     out = [f"## {fl.title(report)}", ""]
     headers = [h.replace("\n", " ") for h in fl.headers(report.functions)]
@@ -303,7 +308,7 @@ def rank_section(report: WatchReport) -> list[str]:
     return out
 
 
-def suggestion(s: Suggestion) -> str:
+def suggest(s: Suggestion, layout: Layout) -> str:
     sl = suggest_lines
     lines = [
         f"## {sl.headline(s)}",

@@ -326,7 +326,8 @@ repeats: 2
 def test_two_symbols_explain_names_points_changes_and_symbols(write_scenario):
     """A real B x S run, explained: entries at their points, each recompile's change and the
     symbol whose dim Dynamo's guard names, in the table and in the JSON."""
-    from recompile_probe.render.terminal import explain as terminal_explain
+    from recompile_probe.analysis.explain import Explained
+    from recompile_probe.render.formats import Document, Layout, render
     from recompile_probe.strategies.advice import Arguments
     from recompile_probe.targets import loader
 
@@ -341,7 +342,8 @@ def test_two_symbols_explain_names_points_changes_and_symbols(write_scenario):
     xs, notes = explain(
         report, known, Arguments(target.dim_sources(), target.param_names), ["default"]
     )
-    text = terminal_explain.render(report, xs, notes, width=100)
+    explained = Explained(report, tuple(xs), tuple(notes))
+    text = render(Document.EXPLAIN, "table", explained, Layout(width=100))
     assert max(len(line) for line in text.splitlines()) <= 100
     assert "default · sequence prefill · " in text
     assert "  (B 1, S 7) → (B 1, S 33) → (B 2, S 7) → (B 2, S 33)" in text
@@ -353,10 +355,7 @@ def test_two_symbols_explain_names_points_changes_and_symbols(write_scenario):
     assert "  symbol S, source L['k'], what size, dim 1, expected 7, actual 33" in text
     assert "B 1 → 1" not in text
 
-    from recompile_probe.render import json as render_json
-    from recompile_probe.render import markdown
-
-    data = json.loads(render_json.explain(report, xs, notes))
+    data = json.loads(render(Document.EXPLAIN, "json", explained))
     (x,) = data["explanations"]
     assert x["points"] == [{"B": 1, "S": 7}, {"B": 1, "S": 33}, {"B": 2, "S": 7}, {"B": 2, "S": 33}]
     assert x["sequence"] == [1, 1, 2, 2]  # schema_version 1: still B's values
@@ -382,7 +381,7 @@ def test_two_symbols_explain_names_points_changes_and_symbols(write_scenario):
     assert {f["strategy"] for f in first["fixes"]} == fixed
     if torch_at_least("2.13"):  # measured on 2.13-2.15; 2.9 recompiles here under both
         assert fixed >= {"mark_unbacked", "mixed"}
-    md = markdown.explain(report, xs, notes)
+    md = render(Document.EXPLAIN, "markdown", explained)
     assert "Recompile at call 1 (S 7 → 33), 0/1: static_size_change" in md
 
 

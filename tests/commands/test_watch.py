@@ -677,8 +677,7 @@ def _stream_event(compile_id, recompile=False):
 
 def test_sections_in_table_and_markdown_from_streams():
     from recompile_probe.commands.watch import Outcome, report
-    from recompile_probe.render import markdown
-    from recompile_probe.render.terminal import functions
+    from recompile_probe.render.formats import Document, Layout, render
 
     header = {"process": {"pid": 10, "ppid": 1, "argv": ["train.py"], "forked_from": None}}
     streams = {
@@ -723,7 +722,7 @@ def test_sections_in_table_and_markdown_from_streams():
         "recompiles": 1,
         "failed": 0,
     }
-    text = functions.render(r, width=160)
+    text = render(Document.FUNCTIONS, "table", r, Layout(width=160))
     tail = text[text.index("Child processes") :]
     assert "pid 11 · DataLoader worker 1 · forked from 10: compiled nothing." in tail
     assert "pid 12 · DataLoader worker 0 · forked from 10" in tail
@@ -731,7 +730,7 @@ def test_sections_in_table_and_markdown_from_streams():
     assert tail.rstrip().endswith(
         "All 3 processes: 2 compiled functions (counted per process), 3 compiles, 1 recompile."
     )
-    md = markdown.functions(r)
+    md = render(Document.FUNCTIONS, "markdown", r)
     assert "### pid 12 · DataLoader worker 0 · forked from 10" in md
     assert "- pid 11 · DataLoader worker 1 · forked from 10: compiled nothing." in md
     from recompile_probe.records.watch import watch_to_json

@@ -182,10 +182,10 @@ def test_a_rank_that_stops_making_progress_is_stopped_and_reported():
 
 
 def test_the_table_and_markdown_show_each_rank_then_the_ranks(report):
-    from recompile_probe.render.formats import render
+    from helpers import render_report
 
     best = report.rank_runs.best["epoch_end"]
     for fmt in ("table", "markdown", "html"):
-        text = render(report, fmt, width=200)
+        text = render_report(report, fmt, width=200)
         assert "epoch_end` · rank 1" in text or "epoch_end · rank 1" in text, fmt
         assert "Ranks verdict:" in text and f"{best} makes every rank compile the same" in text

@@ -401,9 +401,9 @@ def test_batch_that_is_not_a_tensor_dim_runs_every_strategy(write_scenario):
     assert target.batch_dims == {}
     data = to_dict(report)["runs"]
     assert {r["strategy"]: r["marked_dims"] for r in data}["mark_unbacked"] == 0
-    from recompile_probe.render.formats import render
+    from helpers import render_report
 
-    table = render(report, "table")
+    table = render_report(report, "table")
     assert "mark_unbacked: nothing to mark" in table.split("Notes", 1)[1]
 
 
@@ -457,11 +457,11 @@ def test_a_failed_recompile_attempt_says_no_graph_was_made(write_scenario):
     assert (call.event, call.graphs, call.failed_compiles) == ("recompile", 0, 1)
     assert run.failed_compiles == sum(f for _, f in by_hand) == 1
     assert run.status == "ok" and run.outputs_match is True
+    from helpers import render_report
     from recompile_probe.render import cells
-    from recompile_probe.render.formats import render
 
     assert cells.timeline(run).split()[limit_call] == cells.FAILED_GLYPH
-    table = render(report, "table")
+    table = render_report(report, "table")
     assert "△ failed compile" in table and " failed " in table.splitlines()[4]
 
 

@@ -234,9 +234,9 @@ def test_stack_trace_lines_are_not_reasons():
 
 
 def test_kinds_reach_the_json_and_the_run_table():
+    from helpers import render_report
     from recompile_probe.execution.session import run_scenario
     from recompile_probe.records.report import to_dict
-    from recompile_probe.render.formats import render
     from recompile_probe.scenario.load import load
     from recompile_probe.scenario.overrides import with_overrides
 
@@ -244,7 +244,7 @@ def test_kinds_reach_the_json_and_the_run_table():
     event = to_dict(report)["runs"][0]["compile_events"][1]
     assert event["reason_kind"] == "zero_one_specialization"
     assert event["reason_detail"]["source"] == "L['x']"
-    assert "zero_one_specialization" in render(report, "table")
+    assert "zero_one_specialization" in render_report(report, "table")
 
 
 class KwargsModel(torch.nn.Module):

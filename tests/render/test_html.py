@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
 
-from helpers import TESTS, sample_function, sample_report
+from helpers import TESTS, render_report, sample_function, sample_report
 from recompile_probe.analysis.diffs import diffs
-from recompile_probe.analysis.explain import Explanation
+from recompile_probe.analysis.explain import Explained, Explanation
 from recompile_probe.records.report import (
     Environment,
     Report,
@@ -21,10 +21,8 @@ from recompile_probe.records.report import (
 )
 from recompile_probe.records.run import CacheEntry, Call, CompileEvent, GuardLine, Run
 from recompile_probe.records.watch import WatchReport
-from recompile_probe.render.formats import FORMATS, render
-from recompile_probe.render.html import explain as html_explain
+from recompile_probe.render.formats import Document, Layout, render
 from recompile_probe.render.html import functions as html_functions
-from recompile_probe.render.html import report as html_report
 from recompile_probe.render.html import timeline as html_timeline
 
 VOID = {"meta", "br", "img", "input", "link", "hr", "col", "wbr", "source", "area", "base"}
@@ -228,15 +226,14 @@ def hostile() -> Report:
 
 
 def test_html_is_a_format_of_render():
-    assert "html" in FORMATS
-    text = render(sample_report(), "html")
+    text = render_report(sample_report(), "html")
     assert text.startswith("<!DOCTYPE html>")
     self_contained(text)
     dom(text)
 
 
 def test_user_text_is_escaped_everywhere():
-    text = html_report.render(hostile())
+    text = render_report(hostile(), "html")
     self_contained(text)
     root = dom(text)
     assert root.find("script") == [] and "<script>alert" not in text
@@ -253,7 +250,7 @@ def test_user_text_is_escaped_everywhere():
 def test_table_shows_the_report_figures_and_the_verdict():
     """The page against what the hand-built report holds (helpers.sample_report): its two runs'
     figures, the winner, the verdict in words, n/a for what the failed run could not give."""
-    root = dom(html_report.render(sample_report()))
+    root = dom(render_report(sample_report(), "html"))
     table = root.find("table", "summary")[0]
     headers = [th.text() for th in table.find("th")]
     assert headers == [
@@ -324,7 +321,7 @@ def _built_kind(run: Run, k: int, calls: int) -> str:
 
 def test_one_mark_per_call_with_its_kind():
     report = synthetic(3, 15)
-    root = dom(html_report.render(report))
+    root = dom(render_report(report, "html"))
     for run in report.runs:
         group = next(g for g in root.find("g", "run") if g.attrs["data-strategy"] == run.strategy)
         marks = group.find("g", "mark")
@@ -339,7 +336,7 @@ def test_one_mark_per_call_with_its_kind():
 
 def test_ten_strategies_by_fifty_calls_stay_readable():
     report = synthetic(10, 50)
-    text = html_report.render(report)
+    text = render_report(report, "html")
     self_contained(text)
     root = dom(text)
     assert len(root.find("g", "mark")) == sum(len(r.calls) for r in report.runs) == 500
@@ -355,7 +352,7 @@ def test_ten_strategies_by_fifty_calls_stay_readable():
 
 def test_several_symbols_get_an_axis_each_under_the_marks():
     report = synthetic(2, 6, ("B", "S"))
-    root = dom(html_report.render(report))
+    root = dom(render_report(report, "html"))
     svg = root.find("svg", "timeline")[0]
     axes = {
         g.attrs["data-symbol"]: [t.text() for t in g.find("text", "axis")]
@@ -374,7 +371,7 @@ def test_several_symbols_get_an_axis_each_under_the_marks():
 
 def test_guard_diffs_and_reason_kinds_are_shown():
     report = hostile()
-    root = dom(html_report.render(report))
+    root = dom(render_report(report, "html"))
     kinds = [s.text() for s in root.find("span", "kind")]
     assert kinds == ["other"]  # hostile(): one recompile, of kind other; the other run has none
     diffs = root.find("details", "diffs")
@@ -383,13 +380,13 @@ def test_guard_diffs_and_reason_kinds_are_shown():
 
 
 def test_incomplete_report_says_so():
-    root = dom(html_report.render(replace(sample_report(), complete=False)))
+    root = dom(render_report(replace(sample_report(), complete=False), "html"))
     assert "Interrupted" in root.find("p", "alert")[0].text()
 
 
 def test_several_reports_on_one_page():
     a, b = sample_report(), replace(sample_report(), scenario=ScenarioRef("t", None))
-    root = dom(html_report.render_reports([a, b]))
+    root = dom(render(Document.REPORTS, "html", [a, b]))
     assert len(root.find("article", "report")) == 2
     ids = [n.attrs["id"] for n in root.find("section", "sequence")]
     assert len(ids) == len(set(ids)) == 2
@@ -422,14 +419,16 @@ def test_explain_page():
     run = replace(run, entries=(e0, e1))
     report = replace(report, runs=(run,))
     explanations = [Explanation(run, tuple(diffs(run)), ())]
-    text = html_explain.explanation(report, explanations, ["rl: a note <b>"])
+    text = render(
+        Document.EXPLAIN, "html", Explained(report, tuple(explanations), ("rl: a note <b>",))
+    )
     self_contained(text)
     root = dom(text)
     assert "size=[1, 4] → size=[2, 4]" in root.text()
     assert len(root.find("g", "mark")) == len(run.calls)
     assert "rl: a note <b>" in root.find("p", "note")[0].text()
     assert root.find("table", "costs")
-    assert "Nothing to explain" in html_explain.explanation(report, [], [])
+    assert "Nothing to explain" in render(Document.EXPLAIN, "html", Explained(report, (), ()))
 
 
 def test_watch_report_with_a_hundred_functions():
@@ -441,7 +440,7 @@ def test_watch_report_with_a_hundred_functions():
         functions,
         exit_code=0,
     )
-    text = html_functions.functions(report)
+    text = html_functions.functions(report, Layout())
     self_contained(text)
     root = dom(text)
     rows = [r for r in root.find("tr", "function")]
@@ -464,7 +463,7 @@ def test_watch_report_with_nothing_compiled():
     report = WatchReport(
         Tool("recompile-probe", "0.1.0"), Environment(None, "3.11.7", "Linux"), "python x.py", ()
     )
-    root = dom(html_functions.functions(report))
+    root = dom(html_functions.functions(report, Layout()))
     assert "No torch.compile activity was recorded." in root.text()
     assert "n/a" in root.find("dl", "env")[0].text()  # torch not known
 
@@ -474,7 +473,7 @@ def test_saved_report_re_renders():
 
     data = TESTS / "render" / "data" / "batch_only_before_symbols.json"
     report = from_json(data.read_text())
-    root = dom(render(report, "html"))
+    root = dom(render_report(report, "html"))
     assert len(root.find("g", "mark")) == sum(len(r.calls) for r in report.runs) > 0
 
 

@@ -28,8 +28,8 @@ from recompile_probe.analysis.verdicts import verdict
 from recompile_probe.records.report import Environment, Report, Tool
 from recompile_probe.records.watch import WatchReport
 from recompile_probe.render import cells
+from recompile_probe.render.formats import Document, Layout, render
 from recompile_probe.render.html import functions as html_functions
-from recompile_probe.render.html import report as html_report
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 WIDTH, HEIGHT = 1280, 1400
@@ -292,7 +292,11 @@ def symbols_report(grid_scenario) -> Report:
 
 
 def _opened(chromium: Browser, report_or_page, tmp_path: Path) -> Path:
-    text = report_or_page if isinstance(report_or_page, str) else html_report.render(report_or_page)
+    text = (
+        report_or_page
+        if isinstance(report_or_page, str)
+        else render(Document.REPORTS, "html", [report_or_page])
+    )
     path = tmp_path / "report.html"
     path.write_text(text, encoding="utf-8")
     chromium.messages.clear()
@@ -393,7 +397,7 @@ def test_watch_page_folds_past_the_top_functions(chromium, tmp_path):
         tuple(_function(i) for i in range(100)),
         exit_code=0,
     )
-    _opened(chromium, html_functions.functions(report), tmp_path)
+    _opened(chromium, html_functions.functions(report, Layout()), tmp_path)
     assert chromium.errors() == []
     visible = chromium.evaluate("""[...document.querySelectorAll('tr.function')]
         .filter(tr => tr.checkVisibility()).length""")

@@ -13,9 +13,9 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+from helpers import render_report
 from recompile_probe.cli import app
 from recompile_probe.execution.session import run_scenario
-from recompile_probe.render.formats import render
 from recompile_probe.scenario.load import load
 from recompile_probe.targets import loader
 
@@ -55,8 +55,8 @@ def test_run_folds_failing_guards_and_verbose_lists_them_all(write_scenario):
     truth = _rejecting_entries(target.fn, target.make_args)
     assert truth == {"0/1": 1, "0/2": 2, "0/3": 3, "0/4": 4, "0/5": 5}
     report = run_scenario(scenario)
-    folded = render(report, "table", width=120)
-    verbose = render(report, "table", width=120, verbose=True)
+    folded = render_report(report, "table", width=120)
+    verbose = render_report(report, "table", width=120, verbose=True)
     # verbose: every rejecting entry's failing guard; folded: at most two causes per recompile
     assert len(_guard_lines(verbose)) == sum(truth.values())
     assert len(folded.splitlines()) < len(verbose.splitlines())
@@ -67,7 +67,7 @@ def test_run_folds_failing_guards_and_verbose_lists_them_all(write_scenario):
             assert "--verbose" in row
         else:
             assert "more failing guard" not in row, row
-    assert render(report, "json") == render(report, "json", verbose=True)
+    assert render_report(report, "json") == render_report(report, "json", verbose=True)
 
     runner = CliRunner()
     short = runner.invoke(app, ["run", str(path), "-q"])

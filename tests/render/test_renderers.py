@@ -8,24 +8,17 @@ from dataclasses import replace
 
 import pytest
 
-from helpers import TESTS, sample_report
+from helpers import TESTS, render_report, sample_report
 from recompile_probe.analysis.budgets import evaluate
 from recompile_probe.analysis.sequence import moved, transitions
 from recompile_probe.records.report import Report, from_dict, from_json
 from recompile_probe.records.run import Call, RunError
 from recompile_probe.render import cells
-from recompile_probe.render.formats import FORMATS, render
 from recompile_probe.scenario.budgets import Budget
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
-def test_every_format_renders_the_sample(fmt):
-    text = render(sample_report(), fmt)
-    assert text.strip()
-
-
 def test_table_has_summary_timeline_reasons_and_verdict():
-    text = render(sample_report(), "table", width=100)
+    text = render_report(sample_report(), "table", width=100)
     assert "Sequence rl: B = 1 → 2" in text
     assert "★ default" in text  # the only eligible run is the best
     timeline = [line.split() for line in text.splitlines() if line.startswith("default ")]
@@ -37,7 +30,7 @@ def test_table_has_summary_timeline_reasons_and_verdict():
 
 
 def test_missing_figures_read_n_a():
-    text = render(sample_report(), "table")
+    text = render_report(sample_report(), "table")
     row = next(line for line in text.splitlines() if line.startswith("mark_unbacked"))
     assert "n/a" in row
 
@@ -47,20 +40,20 @@ def test_markdown_tables_and_escaping():
     run = report.runs[0]
     event = replace(run.compile_events[0], reason="a | b\nsecond  # comment")
     report = replace(report, runs=(replace(run, compile_events=(event,)), report.runs[1]))
-    text = render(report, "markdown")
+    text = render_report(report, "markdown")
     assert "| strategy | compiles | recompiles | graphs | guards | shape guards |" in text
     assert "a \\| b<br>second" in text and "# comment" not in text
     assert "**Verdict:**" in text
 
 
 def test_json_render_is_the_contract():
-    assert from_json(render(sample_report(), "json")) == sample_report()
+    assert from_json(render_report(sample_report(), "json")) == sample_report()
 
 
 def test_incomplete_reports_say_so():
     report = replace(sample_report(), complete=False)
-    assert "Interrupted" in render(report, "table")
-    assert "Interrupted" in render(report, "markdown")
+    assert "Interrupted" in render_report(report, "table")
+    assert "Interrupted" in render_report(report, "markdown")
 
 
 def _with_failed_attempt() -> Report:
@@ -91,7 +84,7 @@ def _with_failed_attempt() -> Report:
 
 def test_failed_attempts_glyph_column_notes_and_noise():
     report = _with_failed_attempt()
-    text = render(report, "table", width=120)
+    text = render_report(report, "table", width=120)
     assert "△ failed compile (no graph)" in text
     row = next(line.split() for line in text.splitlines() if line.startswith("default   "))
     assert row[1:] == ["●", "▲", "△", "○"]
@@ -102,15 +95,15 @@ def test_failed_attempts_glyph_column_notes_and_noise():
     assert "default: nothing to mark" in text.split("Notes", 1)[1]
     assert "µs/call too noisy to rank" in text and "default (min 80.0, median 256000.0" in text
     assert max(len(line) for line in text.splitlines()) <= 120
-    md = render(report, "markdown")
+    md = render_report(report, "markdown")
     assert "| strategy | compiles | failed | recompiles |" in md
     assert "`● ▲ △ ○`" in md and "- default: nothing to mark" in md
-    assert "failed_compiles=1" in render(report, "junit")
-    assert from_json(render(report, "json")) == report
+    assert "failed_compiles=1" in render_report(report, "junit")
+    assert from_json(render_report(report, "json")) == report
 
 
 def test_failed_column_only_when_a_run_failed_a_compile():
-    text = render(sample_report(), "table")
+    text = render_report(sample_report(), "table")
     header = next(line for line in text.splitlines() if "compiles" in line)
     assert "failed" not in header
 
@@ -166,7 +159,7 @@ def _rows(lines: list[str], first: str) -> list[list[str]]:
 
 
 def test_two_symbols_table_title_timeline_reasons_verdict(two):
-    text = render(two, "table", width=100)
+    text = render_report(two, "table", width=100)
     assert max(len(line) for line in text.splitlines()) <= 100
     assert "B = 1 → 1" not in text and "B 1 → 1" not in text
     lines = _section(text, "prefill")
@@ -192,7 +185,7 @@ def test_two_symbols_table_title_timeline_reasons_verdict(two):
 
 
 def test_a_long_grid_wraps_the_timeline_within_100_columns(two):
-    text = render(two, "table", width=100)
+    text = render_report(two, "table", width=100)
     lines = _section(text, "big")
     assert max(len(line) for line in text.splitlines()) <= 100
     assert "27 more" in lines[0] or "more …" in lines[0]  # the title abbreviates
@@ -207,7 +200,7 @@ def test_a_long_grid_wraps_the_timeline_within_100_columns(two):
 
 
 def test_two_symbols_markdown_junit_and_json(two):
-    md = render(two, "markdown")
+    md = render_report(two, "markdown")
     assert "### Sequence `prefill`: (B 1, S 7) → (B 1, S 33) → (B 2, S 7) → (B 2, S 33)" in md
     assert "| strategy | call | change | compile id | kind | reason |" in md
     assert (
@@ -220,7 +213,7 @@ def test_two_symbols_markdown_junit_and_json(two):
         replace(r, violations=evaluate(r, [Budget("*", "*", "max_recompiles", 0)]))
         for r in two.runs
     )
-    root = ET.fromstring(render(replace(two, runs=runs), "junit"))
+    root = ET.fromstring(render_report(replace(two, runs=runs), "junit"))
     case = next(
         c
         for c in root.iter("testcase")
@@ -239,8 +232,10 @@ def test_two_symbols_markdown_junit_and_json(two):
     big = next(c for c in root.iter("testcase") if c.get("classname").endswith(".big"))
     assert "more …" in big.find("system-out").text.split(":")[0]
     # points survive a saved report: it re-renders the same without torch
-    again = from_json(render(two, "json"))
-    assert again == two and render(again, "table", width=100) == render(two, "table", width=100)
+    again = from_json(render_report(two, "json"))
+    assert again == two and render_report(again, "table", width=100) == render_report(
+        two, "table", width=100
+    )
 
 
 def test_two_symbols_error_line_names_the_point(two):
@@ -287,7 +282,7 @@ def driven(tmp_path_factory):
 
 
 def test_a_driver_groups_its_calls_by_point(driven):
-    text = render(driven, "table", width=100)
+    text = render_report(driven, "table", width=100)
     assert cells.GROUPED in text
     lines = _section(text, "gen")
     assert _rows(lines, "B") == [["1", "2"]] and _rows(lines, "S") == [["7", "7"]]
@@ -304,7 +299,7 @@ def test_a_driver_groups_its_calls_by_point(driven):
     labels = [moved(default, t) for t in transitions(default)]
     assert "step 1 at B 1, S 7" in labels
     assert "step 1 at B 1, S 7" in text.split("Recompile reasons", 1)[1]
-    md = render(driven, "markdown")
+    md = render_report(driven, "markdown")
     assert cells.GROUPED in md
     assert f"`{' '.join(groups)}`" in md
 
@@ -316,29 +311,29 @@ def _renderings(report: Report) -> dict[str, str]:
     """Every view of a report: what tests/render/data/*.expected.json holds, rendered by the
     renderers of commit 082a408 (before size symbols reached the views)."""
     from recompile_probe.analysis import baseline
-    from recompile_probe.analysis.explain import explain
-    from recompile_probe.render import markdown
-    from recompile_probe.render.terminal import diff as terminal_diff
-    from recompile_probe.render.terminal import explain as terminal_explain
+    from recompile_probe.analysis.explain import Explained, explain
+    from recompile_probe.render.formats import Document, Layout, render
     from recompile_probe.strategies.advice import Arguments
     from recompile_probe.strategies.builtins import BUILTINS
 
-    out = {f"table{w}": render(report, "table", width=w) for w in (100, 120)}
-    out["markdown"] = render(report, "markdown")
-    out["junit"] = render(report, "junit")
+    out = {f"table{w}": render_report(report, "table", width=w) for w in (100, 120)}
+    out["markdown"] = render_report(report, "markdown")
+    out["junit"] = render_report(report, "junit")
     xs, notes = explain(
         report,
         dict(BUILTINS),
         Arguments([("L['x']", 0, "B"), ("L['values']", 0, "B")]),
         ["default", "static"],
     )
-    out["explain"] = terminal_explain.render(report, xs, notes, width=100)
-    out["explain_markdown"] = markdown.explain(report, xs, notes)
+    explained = Explained(report, tuple(xs), tuple(notes))
+    out["explain"] = render(Document.EXPLAIN, "table", explained, Layout(width=100))
+    out["explain_markdown"] = render(Document.EXPLAIN, "markdown", explained)
     bs = [Budget("*", "*", "max_recompiles", 0), Budget("*", "*", "outputs_match", True)]
     out["reasons"] = "\n".join(
         r for run in report.runs for v in evaluate(run, bs) for r in v.reasons
     )
-    out["diff"] = terminal_diff.render(baseline.pair([report], [report]), width=120)
+    same = baseline.Comparison(tuple(baseline.pair([report], [report])))
+    out["diff"] = render(Document.DIFF, "table", same, Layout(width=120))
     return out
 
 

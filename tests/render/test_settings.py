@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from helpers import sample_report
-from recompile_probe.render.formats import render
+from helpers import render_report, sample_report
 
 
 def test_settings_are_shown_only_when_there_are_some():
@@ -18,8 +17,8 @@ def test_settings_are_shown_only_when_there_are_some():
     )
     with_settings = dataclasses.replace(report, environment=env)
     for fmt in ("table", "markdown", "html"):
-        shown = render(with_settings, fmt, width=200)
+        shown = render_report(with_settings, fmt, width=200)
         assert "TORCH_COMPILE_STATIC_SOURCES" in shown, fmt
         assert "TORCH_LOGS" in shown and "--clean-env" in shown, fmt
-        plain = render(report, fmt, width=200)
+        plain = render_report(report, fmt, width=200)
         assert "TORCH_COMPILE_STATIC_SOURCES" not in plain and "--clean-env" not in plain, fmt

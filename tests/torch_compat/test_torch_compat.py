@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from helpers import render_report
 from recompile_probe.execution.session import run_scenario
-from recompile_probe.render.formats import render
 from recompile_probe.scenario.load import load
 from recompile_probe.scenario.overrides import with_overrides
 
@@ -85,7 +85,7 @@ def test_n_a_figures_render(monkeypatch):
     report = Report(
         Tool("recompile-probe", "0"), Environment(None, "3", "p"), ScenarioRef("s", None), (_run(),)
     )
-    assert "n/a" in render(report, "table")
+    assert "n/a" in render_report(report, "table")
 
 
 TLPARSE = shutil.which("tlparse") or shutil.which("tlparse", path=str(Path(sys.executable).parent))

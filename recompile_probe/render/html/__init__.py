@@ -1,2 +1,2 @@
-"""Self-contained HTML pages (inline CSS and SVG, no network, no script): page.py (the page),
-timeline.py (SVG), report.py (run and check), functions.py (watch, summarize), explain.py."""
+"""The `html` format: self-contained pages (inline CSS and SVG, no network, no script), one module
+per document (reports, check, explain, functions); page.py the page, timeline.py the SVG."""

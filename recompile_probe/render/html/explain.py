@@ -3,21 +3,18 @@ recompiles with their measured fixes (the lines `explain` prints), then the cost
 
 from __future__ import annotations
 
-from ...analysis.explain import Explanation
+from ...analysis.explain import Explained
 from ...analysis.sequence import run_points, stepped
-from ...records.report import Report
 from .. import cells
+from ..formats import Layout
 from ..lines import explain as ex
 from .page import NUMERIC, env_section, esc, html_page, html_table, pre_block
-from .report import diff_block
+from .reports import diff_block
 from .timeline import legend, timeline
 
 
-def explanation(
-    report: Report, explanations: list[Explanation], notes: list[str], **_: object
-) -> str:
-    """`explain --format html`: per explained strategy its timeline, cache entries, guard diffs
-    and recompiles with their measured fixes (the lines `explain` prints), then the costs."""
+def explain(explained: Explained, layout: Layout) -> str:
+    report, explanations, notes = explained.report, explained.explanations, explained.notes
     body = [f"<h1>recompile-probe explain: {esc(report.scenario.name)}</h1>"]
     if not explanations:
         body.append(

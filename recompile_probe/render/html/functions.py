@@ -10,6 +10,7 @@ from typing import Any
 from ...analysis.verdicts import plural
 from ...records.watch import WatchReport
 from .. import cells
+from ..formats import Layout
 from ..lines import functions as fn
 from ..lines import ranks as rank_lines
 from .page import env_section, esc, html_page, html_table, pre_block
@@ -77,7 +78,7 @@ def _functions_section(
     return out
 
 
-def functions(report: WatchReport, *, top: int = TOP_FUNCTIONS, **_: object) -> str:
+def functions(report: WatchReport, layout: Layout, *, top: int = TOP_FUNCTIONS) -> str:
     """`watch` and `summarize`: functions with the most recompiles first, the first ``top`` in
     the open, the rest folded; each descendant process in a section of its own."""
     others = fn.children(report)

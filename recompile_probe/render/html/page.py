@@ -33,6 +33,7 @@ tr.winner td{font-weight:700;color:var(--win)}tr.unsupported td{color:var(--mute
 table.reasons td.mono{white-space:nowrap}
 td.recompiles,td.bad,.bad{color:var(--bad);font-weight:600}
 td.warn{color:var(--warn);font-weight:600}
+td.good{color:var(--win);font-weight:600}
 .scroll{overflow-x:auto;max-width:100%}
 .kind{display:inline-block;padding:0 7px;border-radius:9px;background:#ddf4ff;color:#0550ae;
 font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;white-space:nowrap}

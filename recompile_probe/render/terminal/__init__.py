@@ -1,1 +1,2 @@
-"""Every document laid out for a terminal with rich (tables, colour where it is one)."""
+"""The `table` format: rich tables for a terminal or a log, one module per document (reports,
+check, explain, suggest, functions, diff); console.py the one console set-up they share."""

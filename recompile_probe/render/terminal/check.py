@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import io
-
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -12,9 +10,11 @@ from rich.text import Text
 from ...analysis.check import Outcome
 from ...scenario.keys import MAX_KEYS
 from .. import cells
+from ..formats import Layout
 from ..lines.check import summary
-from ..lines.diff import sequences
+from ..lines.diff import view
 from . import diff
+from .console import draw
 
 
 def _actual(value: object) -> str:
@@ -39,16 +39,11 @@ def violations_table(outcome: Outcome) -> Table:
     return t
 
 
-def render(outcome: Outcome, *, color: bool = False, width: int = 120) -> str:
-    buffer = io.StringIO()
-    console = Console(
-        file=buffer,
-        width=width,
-        force_terminal=color,
-        no_color=not color,
-        highlight=False,
-        color_system="auto" if color else None,
-    )
+def check(outcome: Outcome, layout: Layout) -> str:
+    return draw(layout, lambda console: _check(console, outcome, layout.width))
+
+
+def _check(console: Console, outcome: Outcome, width: int) -> None:
     if outcome.violations():
         console.print(Text("Budget violations", style="bold red"))
         console.print(violations_table(outcome))
@@ -61,15 +56,9 @@ def render(outcome: Outcome, *, color: bool = False, width: int = 120) -> str:
         )
     if outcome.changes:
         console.print(Text("\nChanges against the baseline", style="bold"))
-        console.print(diff.table(outcome.pairs, outcome.tolerance, only_changed=True))
-        changed = [
-            p
-            for p in outcome.pairs
-            if any(c.scenario == p.key[0] and c.sequence == p.key[1] for c in outcome.changes)
-        ]
-        for line in sequences(changed, width):
-            console.print(Text(line), soft_wrap=False, overflow="fold")
+        shown = view(list(outcome.pairs), outcome.tolerance, width, only_changed=True)
+        console.print(diff.table(shown.rows))
+        diff.print_sequences(console, shown)
     for name in outcome.without_baseline:
         console.print(f"no baseline for scenario {name!r}: nothing compared")
     console.print(Text(summary(outcome), style="bold red" if outcome.exit_code else "bold green"))
-    return buffer.getvalue()

@@ -2,36 +2,24 @@
 
 from __future__ import annotations
 
-import io
-
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ...analysis.explain import Explanation
-from ...records.report import Report
+from ...analysis.explain import Explained
+from ..formats import Layout
 from ..lines.explain import COST_HEADERS, COST_LEGEND, blocks, cost_row, headline
+from .console import draw
 
 
-def render(
-    report: Report,
-    explanations: list[Explanation],
-    notes: list[str],
-    *,
-    color: bool = False,
-    width: int = 100,
-    verbose: bool = False,
-) -> str:
-    buffer = io.StringIO()
-    console = Console(
-        file=buffer,
-        width=width,
-        force_terminal=color,
-        no_color=not color,
-        highlight=False,
-        color_system="auto" if color else None,
-    )
+def explain(explained: Explained, layout: Layout) -> str:
+    return draw(layout, lambda console: _explain(console, explained, layout))
+
+
+def _explain(console: Console, explained: Explained, layout: Layout) -> None:
+    report, explanations, notes = explained.report, explained.explanations, explained.notes
+    width, verbose = layout.width, layout.verbose
     if not explanations:
         console.print(
             "Nothing to explain: no chosen strategy compiled more than once or errored. "
@@ -61,4 +49,3 @@ def render(
         console.print(Text(COST_LEGEND, style="dim"))
     for note in notes:
         console.print(Text(f"Note: {note}", style="bold yellow"))
-    return buffer.getvalue()

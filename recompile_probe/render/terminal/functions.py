@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...records.watch import FunctionSummary, WatchReport
+from ..formats import Layout
 from ..lines import ranks as rank_lines
 from ..lines.functions import (
     BREAKS_LEGEND,
@@ -31,6 +32,7 @@ from ..lines.functions import (
     totals,
     with_failed,
 )
+from .console import console as new_console
 
 
 def _lines_section(
@@ -82,24 +84,17 @@ def _table(headers: tuple[str, ...]) -> Table:
     return table
 
 
-def render(report: WatchReport, *, color: bool = False, width: int = 120) -> str:
+def functions(report: WatchReport, layout: Layout) -> str:
     buffer = io.StringIO()
 
     def make_console(w: int) -> Console:
-        return Console(
-            file=buffer,
-            width=w,
-            force_terminal=color,
-            no_color=not color,
-            highlight=False,
-            color_system="auto" if color else None,
-        )
+        return new_console(buffer, layout, w)
 
-    console = make_console(width)
-    console.print(Text(title(report), style="bold"))
+    top = make_console(layout.width)
+    top.print(Text(title(report), style="bold"))
     others = children(report)
-    _body(console, report, others, make_console, width)
-    _rank_section(make_console(min(width, CHILD_WIDTH)), report, wrap=color)
+    _body(top, report, others, make_console, layout.width)
+    _rank_section(make_console(min(layout.width, CHILD_WIDTH)), report, wrap=layout.color)
     return buffer.getvalue()
 
 

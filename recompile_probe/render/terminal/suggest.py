@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
-import io
-
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from ...records.suggestion import Suggestion
+from ..formats import Layout
 from ..lines.suggest import HEADERS, RANKED_BY, SHOWN, blocks, headline, recommendation, row
+from .console import draw
 
 
-def render(s: Suggestion, *, color: bool = False, width: int = 100) -> str:
-    buffer = io.StringIO()
-    console = Console(
-        file=buffer,
-        width=width,
-        force_terminal=color,
-        no_color=not color,
-        highlight=False,
-        color_system="auto" if color else None,
-    )
+def suggest(s: Suggestion, layout: Layout) -> str:
+    return draw(layout, lambda console: _suggest(console, s))
+
+
+def _suggest(console: Console, s: Suggestion) -> None:
     console.print(Text(headline(s), style="bold"))
     console.print(
         Text(
@@ -46,4 +41,3 @@ def render(s: Suggestion, *, color: bool = False, width: int = 100) -> str:
     for title, lines in blocks(s):
         console.print(Text("\n" + title, style="bold"))
         console.print(Text("\n".join(f"  {line}" for line in lines)), soft_wrap=True)
-    return buffer.getvalue()

@@ -337,9 +337,9 @@ def test_seed_op_torch_check_lines_are_measured_with_and_without(seed):
         assert result.checks_verdict.startswith("made it worse: "), result.checks_verdict
     else:
         assert result.checks_verdict.startswith("changed nothing measured"), result.checks_verdict
-    from recompile_probe.render.terminal.suggest import render
+    from recompile_probe.render.formats import Document, Layout, render
 
-    out = render(result, color=False, width=110)  # the table prints both
+    out = render(Document.SUGGEST, "table", result, Layout(width=110))  # the table prints both
     assert "torch._check lines" in out and "with:" in out and "without:" in out
 
 

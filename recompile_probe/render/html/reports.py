@@ -6,12 +6,8 @@ them out, it computes nothing. No torch.
 
 from __future__ import annotations
 
-import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from rich.console import Console
-
-from ...analysis.check import Outcome
 from ...analysis.diffs import GuardDiff, diffs
 from ...analysis.notes import noise_note, slow_winner
 from ...analysis.rank_runs import rank_cell
@@ -23,9 +19,8 @@ from ...records.report import Report
 from ...records.run import Run
 from ...scenario.keys import MAX_KEYS
 from .. import cells
-from ..lines.check import summary
+from ..formats import Layout
 from ..lines.explain import diff_lines
-from ..terminal import diff as terminal_diff
 from .page import env_section, esc, html_page, html_table, pre_block
 from .timeline import legend, timeline
 
@@ -254,10 +249,12 @@ def _report(report: Report, index: int) -> list[str]:
     return out
 
 
-def render_reports(
-    reports: list[Report], title: str | None = None, head: Iterable[str] = ()
-) -> str:
-    """Several reports (a `check` bundle) on one page, each with its own sections."""
+def reports(value: Sequence[Report], layout: Layout) -> str:
+    """`run` and `render`: each report with its own sections, on one page."""
+    return page(list(value))
+
+
+def page(reports: list[Report], title: str | None = None, head: Iterable[str] = ()) -> str:
     body = list(head)
     for i, report in enumerate(reports):
         if len(reports) > 1:
@@ -267,37 +264,3 @@ def render_reports(
             body.append("</article>")
     name = title or ("recompile-probe: " + ", ".join(r.scenario.name for r in reports))
     return html_page(name, body)
-
-
-def render(report: Report, **_: object) -> str:
-    """The `html` format of `run` and `render`."""
-    return render_reports([report])
-
-
-def outcome(result: Outcome) -> str:
-    """`check --html`: the summary line, every violation and the scenarios that could not run,
-    then each report in full."""
-    ok = int(result.exit_code) == 0
-    head = [
-        f"<h1>recompile-probe check: {'passed' if ok else 'failed'}</h1>",
-        f'<p class="{"verdict" if ok else "alert"}">{esc(summary(result))}</p>',
-    ]
-    head += [
-        f'<p class="alert">{esc(scenario.path or scenario.name)}: could not run: '
-        f"{esc(error.message)}</p>"
-        for scenario, error in result.failures
-    ]
-    head += [
-        f'<p class="note">no baseline for scenario {esc(repr(name))}: nothing compared</p>'
-        for name in result.without_baseline
-    ]
-    if result.changes:
-        buffer = io.StringIO()  # the terminal's comparison, as text: one way to read a change
-        Console(file=buffer, width=200, no_color=True, color_system=None).print(
-            terminal_diff.table(result.pairs, result.tolerance, only_changed=True)
-        )
-        head.append(
-            "<h2>Changes against the baseline</h2>"
-            + pre_block(buffer.getvalue().rstrip().splitlines())
-        )
-    return render_reports(list(result.reports), "recompile-probe check", head)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import io
+from collections.abc import Sequence
+from functools import partial
 
 from rich import box
 from rich.console import Console, Group
@@ -19,6 +20,8 @@ from ...records.report import Report
 from ...records.run import Run
 from ...sizes.points import Point
 from .. import cells
+from ..formats import Layout
+from .console import draw
 
 _EVENT_STYLE = {
     "compile": "cyan",
@@ -62,7 +65,7 @@ def _summary(runs: list[Run], winner: Run | None) -> Table:
 
 def _timeline(runs: list[Run], points: list[Point], width: int) -> list[Table]:
     """Marks under their points, a column per point; as many tables as it takes to stay within
-    ``width``. A batch-only sequence heads its columns with B's sizes (as it always did),
+    ``width``. A batch-only sequence heads its columns with B's sizes,
     several symbols get a header row each."""
     shown = [r for r in runs if r.status != "unsupported"]
     groups = {id(r): cells.by_point(r, len(points)) for r in shown}
@@ -211,18 +214,12 @@ def _ranks(rank_runs: RankRuns, sequence: str) -> Group:
     )
 
 
-def render(
-    report: Report, *, color: bool = False, width: int = 120, verbose: bool = False, **_: object
-) -> str:
-    buffer = io.StringIO()
-    console = Console(
-        file=buffer,
-        width=width,
-        force_terminal=color,
-        no_color=not color,
-        highlight=False,
-        color_system="auto" if color else None,
-    )
+def reports(value: Sequence[Report], layout: Layout) -> str:
+    return "\n".join(draw(layout, partial(_report, report=r, layout=layout)) for r in value)
+
+
+def _report(console: Console, *, report: Report, layout: Layout) -> None:
+    width, verbose = layout.width, layout.verbose
     env = report.environment
     first = report.runs[0] if report.runs else None
     console.print(
@@ -249,4 +246,3 @@ def render(
             console.print(_sequence(f"{name} · rank {rank}", mine, width, verbose))
         if report.rank_runs is not None:
             console.print(_ranks(report.rank_runs, name))
-    return buffer.getvalue()
