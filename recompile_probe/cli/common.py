@@ -234,41 +234,31 @@ def print_tlparse(report: Any) -> None:
 
 @contextlib.contextmanager
 def progress(total: int, quiet: bool) -> Iterator[tuple]:
-    """A progress bar on an interactive stderr, one line per finished run otherwise."""
-    if quiet:
-        yield None, None
-        return
-    if not err.is_terminal:
+    """The runs' progress: ``(on_start, on_run)`` for the executors, (None, None) when quiet."""
+    from .progress import meter
 
-        def line(r: Any) -> None:
+    with meter(err, quiet, "starting torch", total) as shown:
+        if shown is None:
+            yield None, None
+            return
+        shown.say(f"probing {total} runs...")
+
+        def started(strategy: str, sequences: str) -> None:
+            shown.update(escape(f"{strategy} [{sequences}]"))  # the bar reads markup
+
+        def finished(r: Any) -> None:
             from ..analysis.verdicts import plural
 
+            shown.update(advance=1)
             figures = (
                 f"{plural(r.compiles or 0, 'compile')}, {plural(r.recompiles or 0, 'recompile')}"
                 if r.status == "ok"
                 else (r.error.type if r.error else r.status)
             )
             where = "" if r.rank is None else f" · rank {r.rank}"
-            err.print(f"  {r.sequence_name} / {r.strategy}{where}: {r.status} ({figures})")
+            shown.say(f"  {r.sequence_name} / {r.strategy}{where}: {r.status} ({figures})")
 
-        err.print(f"probing {total} runs...")
-        yield None, line
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    ) as progress:
-        task = progress.add_task("starting torch", total=total)
-        yield (
-            lambda strategy, seqs: progress.update(task, description=f"{strategy} [{seqs}]"),
-            lambda run: progress.advance(task),
-        )
+        yield started, finished
 
 
 def term_width() -> int:

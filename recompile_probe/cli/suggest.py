@@ -27,6 +27,7 @@ from .common import (
     format_option,
     read_report,
 )
+from .progress import meter
 
 #: --time-limit's default, in seconds (docs/suggest.md says why ten minutes)
 TIME_LIMIT = 600.0
@@ -203,76 +204,44 @@ class _Count:
 
 @contextlib.contextmanager
 def _progress(quiet: bool, time_limit: float | None) -> Iterator[tuple[Any, Any, Any]]:
-    """A bar on an interactive stderr, a plain line per candidate otherwise (CI logs), nothing
-    under --quiet. Never on stdout: that is the report's."""
-    if quiet:
-        yield None, None, None
-        return
+    """``(on_plan, on_measured, on_phase)`` for the search; (None, None, None) when quiet."""
     count = _Count(time_limit)
+    with meter(
+        err,
+        quiet,
+        "suggest: loading the target",
+        None,
+        count=lambda: f"{count.of()} candidates",
+        eta=count.eta,
+    ) as shown:
+        if shown is None:
+            yield None, None, None
+            return
 
-    def plan(search: str, planned: int | None) -> None:
-        count.planned, count.first = planned, time.monotonic()
-
-    def measured(e: Any, n: int) -> None:
-        count.measured, count.last = n, time.monotonic()
-        if count.planned is not None and n > count.planned:
-            count.planned = n
-
-    def phase(name: str, more: int) -> None:
-        count.planned = count.measured + more
-
-    if not err.is_terminal:
-
-        def plan_line(search: str, planned: int | None) -> None:
-            plan(search, planned)
+        def plan(search: str, planned: int | None) -> None:
+            count.planned, count.first = planned, time.monotonic()
             total = f"{planned} candidates" if planned else "candidates as the search goes"
             limit = f", time limit {time_limit:g} s" if time_limit else ""
-            err.print(
-                f"suggest: {search} search, {total}, each a run of every sequence{limit}",
-                soft_wrap=True,
-            )
+            shown.say(f"suggest: {search} search, {total}, each a run of every sequence{limit}")
+            shown.update(f"suggest: {search} search", completed=0)
+            shown.retotal(planned)
 
-        def measured_line(e: Any, n: int) -> None:
-            measured(e, n)
+        def measured(e: Any, n: int) -> None:
+            count.measured, count.last = n, time.monotonic()
+            if count.planned is not None and n > count.planned:
+                count.planned = n
             spent = time.monotonic() - count.started
-            err.print(f"  [{count.of()}] {e.name}: {_figures(e)} · {spent:.0f} s", soft_wrap=True)
+            shown.say(f"  [{count.of()}] {e.name}: {_figures(e)} · {spent:.0f} s")
+            shown.update(completed=n)
+            shown.retotal(count.planned)
 
-        yield plan_line, measured_line, phase
-        return
-    from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
-    from rich.text import Text
+        def phase(name: str, more: int) -> None:
+            count.planned = count.measured + more
+            shown.update(f"suggest: {name}")
+            shown.retotal(count.planned)
 
-    class Eta(ProgressColumn):
-        def render(self, task: Any) -> Text:
-            return Text(count.eta(), style="progress.remaining")
-
-    class Measured(ProgressColumn):
-        def render(self, task: Any) -> Text:
-            return Text(f"{count.of()} candidates", style="progress.download")
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        Measured(),
-        TimeElapsedColumn(),
-        Eta(),
-        console=err,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("suggest: loading the target", total=None)
-
-        def plan_bar(search: str, planned: int | None) -> None:
-            plan(search, planned)
-            bar.update(task, description=f"suggest: {search} search", total=planned, completed=0)
-
-        def measured_bar(e: Any, n: int) -> None:
-            measured(e, n)
-            bar.update(task, completed=n, total=count.planned)
-
-        def phase_bar(name: str, more: int) -> None:
-            phase(name, more)
-            bar.update(task, description=f"suggest: {name}", total=count.planned)
-
-        yield plan_bar, measured_bar, phase_bar
-    spent = time.monotonic() - count.started
-    err.print(f"suggest: {plural(count.measured, 'candidate')} measured in {spent:.0f} s")
+        yield plan, measured, phase
+        on_terminal = shown.on_terminal
+    if on_terminal:  # what stays once the bar is gone
+        spent = time.monotonic() - count.started
+        err.print(f"suggest: {plural(count.measured, 'candidate')} measured in {spent:.0f} s")
