@@ -13,8 +13,6 @@ from ..analysis.rank_runs import rank_cell
 from ..analysis.rank_runs import verdict as rank_verdict
 from ..analysis.sequence import moved, points_of, sequence_label, stepped, transitions
 from ..analysis.verdicts import best, verdict
-from ..provenance.origin import at_with_callers
-from ..reasons.kinds import INTERNAL_WORDS
 from ..records.rank_runs import RankRuns
 from ..records.report import Report
 from ..records.run import Run
@@ -28,6 +26,7 @@ from .lines import explain as explain_lines
 from .lines import functions as function_lines
 from .lines import ranks as rank_lines
 from .lines import suggest as suggest_lines
+from .lines.ranks import RanksView
 
 
 def _escape(text: str) -> str:
@@ -232,78 +231,57 @@ def explain(explained: Explained, layout: Layout) -> str:
 
 
 def functions(report: WatchReport, layout: Layout) -> str:
-    fl = function_lines
-    out = [f"## {fl.title(report)}", ""]
-    headers = [h.replace("\n", " ") for h in fl.headers(report.functions)]
-    failed = fl.with_failed(report.functions)
-    out += ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    out += [
-        "| " + " | ".join(c.replace("|", "\\|") for c in fl.row(f, failed)) + " |"
-        for f in report.functions
-    ]
+    shown = function_lines.view(report)
+    out = [f"## {shown.title}", ""]
+    out += _functions_table(shown.headers, shown.functions)
     out.append("")
-    if fl.breaks_differ(report.functions):
-        out += [fl.BREAKS_LEGEND, ""]
-    for f in report.functions:
-        for c in f.causes:
-            if c.recompiles:
-                where = at_with_callers(c.origin)
-                out.append(
-                    f"- `{f.function}`: cause of {c.recompiles}×: `{c.label}`"
-                    + (f" ({where})" if where else "")
-                )
-        for r in f.reasons:
-            where = at_with_callers(r.origin)
-            out.append(
-                f"- `{f.function}`: {r.count}× {r.kind or 'other'}: `{r.text}`"
-                + (f" ({where})" if where else "")
-            )
-        for e in f.internal_errors:
-            out.append(f"- `{f.function}`: {e.count}× failed: {INTERNAL_WORDS}: `{e.text}`")
-    out += ["", fl.totals(report), ""]
-    for p in fl.children(report):
+    if shown.breaks_differ:
+        out += [function_lines.BREAKS_LEGEND, ""]
+    out += [_finding(f.name, x) for f in shown.functions for x in f.findings]
+    out += ["", shown.totals, ""]
+    for p in shown.children:
         if not p.functions:
-            out += [f"- {fl.child_line(p)}", ""]
+            out += [f"- {p.line}", ""]
             continue
-        headers = [h.replace("\n", " ") for h in fl.CHILD_HEADERS]
-        out += [
-            f"### {fl.label(p)}",
-            "",
-            "| " + " | ".join(headers) + " |",
-            "|" + "---|" * len(headers),
-        ]
-        out += [
-            "| " + " | ".join(c.replace("|", "\\|") for c in fl.child_row(f)) + " |"
-            for f in p.functions
-        ]
+        out += [f"### {p.label}", ""]
+        out += _functions_table(function_lines.CHILD_HEADERS, p.functions)
         out.append("")
-        for f in p.functions:
-            for r in f.reasons:
-                out.append(f"- `{f.function}`: {r.count}× {r.kind or 'other'}: `{r.text}`")
+        out += [_finding(f.name, x) for f in p.functions for x in f.findings]
         out.append("")
-    if fl.children(report):
-        out += [fl.all_totals(report), ""]
-    out += rank_section(report)
+    if shown.children:
+        out += [shown.all_totals, ""]
+    if shown.ranks is not None:
+        out += _rank_section(shown.ranks)
     return "\n".join(out)
 
 
-def rank_section(report: WatchReport) -> list[str]:
-    """The rank-divergence section (nothing where fewer than two ranks were seen)."""
-    heading = rank_lines.heading(report)
-    if heading is None:
-        return []
-    out = [f"### {heading}", ""]
-    if not report.rank_divergence:
+def _functions_table(
+    headers: tuple[str, ...], functions: tuple[function_lines.FunctionView, ...]
+) -> list[str]:
+    heads = [h.replace("\n", " ") for h in headers]
+    return [
+        "| " + " | ".join(heads) + " |",
+        "|" + "---|" * len(heads),
+        *("| " + " | ".join(c.replace("|", "\\|") for c in f.cells) + " |" for f in functions),
+    ]
+
+
+def _finding(function: str, x: function_lines.Finding) -> str:
+    return f"- `{function}`: {x.head}: `{x.text}`" + (f" ({x.where})" if x.where else "")
+
+
+def _rank_section(ranks: RanksView) -> list[str]:
+    out = [f"### {ranks.heading}", ""]
+    if not ranks.divergent:
         return out
     headers = [h.replace("\n", " ") for h in rank_lines.HEADERS]
-    out += _table(headers, [row for d in report.rank_divergence for row in rank_lines.rows(d)])
+    out += _table(headers, [list(row) for row in ranks.rows])
     out.append("")
-    for d in report.rank_divergence:
-        lines = rank_lines.parting(d)
+    for lines in ranks.partings:
         out.append(f"- `{lines[0]}`")
         out += [f"  - {_escape(line.strip())}" for line in lines[1:]]
     out.append("")
-    out += [f"> {_escape(line.strip())}" for line in rank_lines.advice(report)]
+    out += [f"> {_escape(line.strip())}" for line in ranks.advice]
     out.append("")
     return out
 

@@ -1,18 +1,23 @@
-"""The lines `watch` and `summarize` print, shared by every format. No torch."""
+"""What `watch` and `summarize` show, built once for every format (``view``): a row, the reasons,
+the user-line notes and the findings of each function, each child process, the totals and the
+rank section. The renderers only lay it out. No torch."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...analysis.shared import label as shared_label
 from ...analysis.verdicts import plural
-from ...provenance.origin import at, called_from
+from ...provenance.origin import at, at_with_callers, called_from
 from ...reasons.causes import worth_showing
 from ...reasons.kinds import INTERNAL_WORDS
 from ...reasons.text import strip_local_scope
-from ...records.watch import FunctionSummary, ProcessSummary, WatchReport
+from ...records.watch import CauseCount, FunctionSummary, ProcessSummary, WatchReport
 from .. import cells
+from .ranks import RanksView
+from .ranks import view as ranks_view
 
 HEADERS = (
     "function",
@@ -162,7 +167,7 @@ def reason_lines(f: FunctionSummary) -> list[str]:
 
     Causes first (every failing guard grouped by what changed, most informative first, each with
     the recompiles it explains and its user line), then Dynamo's own first failing guard per
-    recompile, as before."""
+    recompile."""
     head = f"{f.function} ({where(f)})"
     if f.code_name:
         head += f" · compiled code {f.code_name}"
@@ -220,3 +225,110 @@ def line_notes(f: FunctionSummary) -> list[str]:
 def plain_origin(origin: dict | None) -> dict | None:
     """The origin without its role note (the line says what happened there)."""
     return None if not origin else {**origin, "role": "created"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding for a summary list: ``head``, Dynamo's ``text``, and the user line."""
+
+    head: str
+    text: str
+    where: str = ""
+
+
+@dataclass(frozen=True)
+class FunctionView:
+    name: str
+    cells: tuple[str, ...]
+    compiles: int
+    recompiles: int
+    failed: int
+    limit_hit: bool
+    #: "N recompiles"
+    recompiles_text: str
+    #: the heading line, then the causes and reasons; () without reasons
+    reasons: tuple[str, ...]
+    kinds: tuple[str, ...]
+    #: the heading line, then graph breaks, specializations and failed compiles; () without any
+    notes: tuple[str, ...]
+    findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True)
+class ProcessView:
+    label: str
+    #: the one line of a process with no function to show
+    line: str
+    functions: tuple[FunctionView, ...]
+
+
+@dataclass(frozen=True)
+class FunctionsView:
+    title: str
+    headers: tuple[str, ...]
+    functions: tuple[FunctionView, ...]
+    #: what stands in for the table when the program's own process compiled nothing
+    nothing: str
+    breaks_differ: bool
+    totals: str
+    children: tuple[ProcessView, ...]
+    all_totals: str
+    ranks: RanksView | None
+
+
+def view(report: WatchReport) -> FunctionsView:
+    failed = with_failed(report.functions)
+    others = children(report)
+    return FunctionsView(
+        title=title(report),
+        headers=headers(report.functions),
+        functions=tuple(_function(f, row(f, failed), child=False) for f in report.functions),
+        nothing=(
+            "The program's own process compiled nothing."
+            if others
+            else "No torch.compile activity was recorded."
+        ),
+        breaks_differ=breaks_differ(report.functions),
+        totals=totals(report),
+        children=tuple(
+            ProcessView(
+                label(p),
+                child_line(p),
+                tuple(_function(f, child_row(f), child=True) for f in p.functions),
+            )
+            for p in others
+        ),
+        all_totals=all_totals(report),
+        ranks=ranks_view(report),
+    )
+
+
+def _function(f: FunctionSummary, cells_: list[str], child: bool) -> FunctionView:
+    findings = [] if child else [_cause(f, c) for c in f.causes if c.recompiles]
+    findings += [
+        Finding(
+            f"{r.count}× {r.kind or 'other'}", r.text, "" if child else at_with_callers(r.origin)
+        )
+        for r in f.reasons
+    ]
+    if not child:
+        findings += [
+            Finding(f"{e.count}× failed: {INTERNAL_WORDS}", e.text) for e in f.internal_errors
+        ]
+    return FunctionView(
+        name=f.function,
+        cells=tuple(cells_),
+        compiles=f.compiles,
+        recompiles=f.recompiles,
+        failed=f.failed,
+        limit_hit=bool(f.recompile_limit_hit),
+        recompiles_text=plural(f.recompiles, "recompile"),
+        reasons=tuple(reason_lines(f)) if f.reasons else (),
+        kinds=tuple(r.kind or "other" for r in f.reasons),
+        notes=tuple(line_notes(f)),
+        findings=tuple(findings),
+    )
+
+
+def _cause(f: FunctionSummary, c: CauseCount) -> Finding:
+    return Finding(f"cause of {c.recompiles}×", c.label, at_with_callers(c.origin))

@@ -3,6 +3,7 @@ No torch."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...analysis.verdicts import plural
@@ -121,3 +122,30 @@ def advice(report: WatchReport) -> list[str]:
 def gate_summary(report: WatchReport) -> list[str]:
     """What --fail-on-rank-divergence prints when it fails: one line per function."""
     return [f"{d.function} ({where(d)}): {d.risk}" for d in report.rank_divergence or ()]
+
+
+@dataclass(frozen=True)
+class RanksView:
+    """The rank section, built once: heading, a row per rank of each divergent function, where
+    each one's ranks part, and the advice."""
+
+    heading: str
+    divergent: bool
+    rows: tuple[tuple[str, ...], ...]
+    partings: tuple[tuple[str, ...], ...]
+    advice: tuple[str, ...]
+
+
+def view(report: WatchReport) -> RanksView | None:
+    """None where there was no second rank to compare."""
+    head = heading(report)
+    if head is None:
+        return None
+    divs = report.rank_divergence or ()
+    return RanksView(
+        head,
+        bool(divs),
+        tuple(tuple(r) for d in divs for r in rows(d)),
+        tuple(tuple(parting(d)) for d in divs),
+        tuple(advice(report)),
+    )

@@ -1,9 +1,10 @@
-"""`watch` and `summarize` in a terminal: the program's functions, then each child process."""
+"""`watch` and `summarize` in a terminal: the program's functions, then each child process, then
+the rank section; everything shown comes from lines/functions.py's view."""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from rich import box
 from rich.console import Console
@@ -11,153 +12,89 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from ...records.watch import FunctionSummary, WatchReport
+from ...records.watch import WatchReport
 from ..formats import Layout
-from ..lines import ranks as rank_lines
-from ..lines.functions import (
-    BREAKS_LEGEND,
-    CHILD_HEADERS,
-    CHILD_WIDTH,
-    all_totals,
-    breaks_differ,
-    child_line,
-    child_row,
-    children,
-    headers,
-    label,
-    line_notes,
-    reason_lines,
-    row,
-    title,
-    totals,
-    with_failed,
-)
-from .console import console as new_console
+from ..lines.functions import BREAKS_LEGEND, CHILD_HEADERS, CHILD_WIDTH, FunctionView, view
+from ..lines.ranks import HEADERS as RANK_HEADERS
+from ..lines.ranks import RanksView
+from .console import console
 
 
-def _lines_section(
-    console: Console, functions: tuple[FunctionSummary, ...], indent: str, wrap: bool = False
-) -> None:
-    notes = [line for f in functions for line in line_notes(f)]
-    if not notes:
-        return
-    console.print(
-        Text(
-            f"{indent.rstrip()}Graph breaks and specializations at their user lines".strip(),
-            style="bold",
+def functions(report: WatchReport, layout: Layout) -> str:
+    shown = view(report)
+    buffer = io.StringIO()
+    wide = console(buffer, layout)
+    narrow = console(buffer, layout, min(layout.width, CHILD_WIDTH))
+    wide.print(Text(shown.title, style="bold"))
+    if not shown.functions:
+        wide.print(shown.nothing)
+    else:
+        wide.print(_table(shown.headers, shown.functions))
+        if shown.breaks_differ:
+            wide.print(BREAKS_LEGEND, markup=False)
+        if any(f.reasons for f in shown.functions):
+            wide.print(
+                Text("Recompile reasons (distinct, with how often each occurred)", style="bold")
+            )
+            _lines(wide, [line for f in shown.functions for line in f.reasons], "  ")
+        notes = [line for f in shown.functions for line in f.notes]
+        if notes:
+            wide.print(Text("Graph breaks and specializations at their user lines", style="bold"))
+            _lines(wide, notes, "  ")
+        wide.print(Text(shown.totals, style="bold"))
+    if shown.children:
+        narrow.print(
+            Text(
+                f"Child processes ({len(shown.children)}), each with its own compile ids",
+                style="bold",
+            )
         )
-    )
-    for line in notes:
+        for p in shown.children:
+            if not p.functions:
+                narrow.print(f"  {p.line}", soft_wrap=True, markup=False)
+                continue
+            narrow.print(Text(f"  {p.label}", style="bold"))
+            narrow.print(Padding(_table(CHILD_HEADERS, p.functions), (0, 0, 0, 4), expand=False))
+            _lines(narrow, [line for f in p.functions for line in f.reasons], "    ", wrap=True)
+        narrow.print(Text(shown.all_totals, style="bold"))
+    if shown.ranks is not None:
+        _ranks(narrow, shown.ranks, wrap=layout.color)
+    return buffer.getvalue()
+
+
+def _ranks(console: Console, ranks: RanksView, wrap: bool) -> None:
+    """``wrap``: fold long lines at the width (a terminal); else each stays one line (a log)."""
+    console.print(Text(ranks.heading, style="bold red" if ranks.divergent else "bold"))
+    if not ranks.divergent:
+        return
+    table = _bare(RANK_HEADERS)
+    for cells in ranks.rows:
+        table.add_row(*cells)
+    console.print(Padding(table, (0, 0, 0, 2), expand=False))
+    _lines(console, [line for lines in ranks.partings for line in lines], "  ", wrap)
+    _lines(console, list(ranks.advice), "", wrap)
+
+
+def _lines(console: Console, lines: Sequence[str], indent: str, wrap: bool = False) -> None:
+    for line in lines:
         console.print(f"{indent}{line}", soft_wrap=not wrap, markup=False)
 
 
-def _reasons(
-    console: Console, functions: tuple[FunctionSummary, ...], indent: str, wrap: bool = False
-) -> None:
-    for f in functions:
-        if not f.reasons:
-            continue
-        for line in reason_lines(f):
-            console.print(f"{indent}{line}", soft_wrap=not wrap, markup=False)
-
-
-def _filled(
-    table: Table,
-    functions: Sequence[FunctionSummary],
-    row_of: Callable[[FunctionSummary], list[str]],
-) -> Table:
+def _table(headers: tuple[str, ...], functions: Sequence[FunctionView]) -> Table:
     """One row per function; recompiles and a hit recompile limit in red."""
+    table = _bare(headers)
     for f in functions:
-        row = [Text(c) for c in row_of(f)]
+        row = [Text(c) for c in f.cells]
         if f.recompiles:
             row[3].stylize("bold red")
-        if f.recompile_limit_hit:
+        if f.limit_hit:
             row[-1].stylize("bold red")
         table.add_row(*row)
     return table
 
 
-def _table(headers: tuple[str, ...]) -> Table:
+def _bare(headers: tuple[str, ...]) -> Table:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
     for i, header in enumerate(headers):
         table.add_column(header, justify="left" if i < 2 else "right", overflow="fold")
     return table
-
-
-def functions(report: WatchReport, layout: Layout) -> str:
-    buffer = io.StringIO()
-
-    def make_console(w: int) -> Console:
-        return new_console(buffer, layout, w)
-
-    top = make_console(layout.width)
-    top.print(Text(title(report), style="bold"))
-    others = children(report)
-    _body(top, report, others, make_console, layout.width)
-    _rank_section(make_console(min(layout.width, CHILD_WIDTH)), report, wrap=layout.color)
-    return buffer.getvalue()
-
-
-def _rank_section(console: Console, report: WatchReport, wrap: bool = False) -> None:
-    """``wrap``: fold long lines at the width (a terminal); else each stays one line (a log)."""
-    heading = rank_lines.heading(report)
-    if heading is None:
-        return
-    divs = report.rank_divergence or ()
-    console.print(Text(heading, style="bold red" if divs else "bold"))
-    if not divs:
-        return
-    table = _table(rank_lines.HEADERS)
-    for d in divs:
-        for cells_ in rank_lines.rows(d):
-            table.add_row(*cells_)
-    console.print(Padding(table, (0, 0, 0, 2), expand=False))
-    for d in divs:
-        for line in rank_lines.parting(d):
-            console.print(f"  {line}", markup=False, soft_wrap=not wrap)
-    for line in rank_lines.advice(report):
-        console.print(line, markup=False, soft_wrap=not wrap)
-
-
-def _body(
-    console: Console,
-    report: WatchReport,
-    others: list,
-    make_console: Callable[[int], Console],
-    width: int,
-) -> None:
-    if not report.functions:
-        console.print(
-            "The program's own process compiled nothing."
-            if others
-            else "No torch.compile activity was recorded."
-        )
-    else:
-        failed = with_failed(report.functions)
-        console.print(
-            _filled(_table(headers(report.functions)), report.functions, lambda f: row(f, failed))
-        )
-        if breaks_differ(report.functions):
-            console.print(BREAKS_LEGEND, markup=False)
-        if any(f.reasons for f in report.functions):
-            console.print(
-                Text("Recompile reasons (distinct, with how often each occurred)", style="bold")
-            )
-            _reasons(console, report.functions, "  ")
-        _lines_section(console, report.functions, "  ")
-        console.print(Text(totals(report), style="bold"))
-    if not others:
-        return
-    narrow = make_console(min(width, CHILD_WIDTH))
-    narrow.print(
-        Text(f"Child processes ({len(others)}), each with its own compile ids", style="bold")
-    )
-    for p in others:
-        if not p.functions:
-            narrow.print(f"  {child_line(p)}", soft_wrap=True, markup=False)
-            continue
-        narrow.print(Text(f"  {label(p)}", style="bold"))
-        table = _filled(_table(CHILD_HEADERS), p.functions, child_row)
-        narrow.print(Padding(table, (0, 0, 0, 4), expand=False))
-        _reasons(narrow, p.functions, "    ", wrap=True)
-    narrow.print(Text(all_totals(report), style="bold"))
