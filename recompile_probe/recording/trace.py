@@ -20,7 +20,7 @@ from ..provenance.attribution import reason_origins, refined
 from ..provenance.origin import with_stacks
 from ..provenance.trace import TraceEvidence
 from ..reasons.text import failure_lines, split_parts
-from ..records.compile_ids import compile_key
+from ..records.compile_ids import CompileId, compile_key
 from ..records.run import CompileEvent
 from .events import EventBuilder
 
@@ -69,11 +69,6 @@ def _records(lines: Iterator[str], skipped: list[int]) -> Iterator[tuple[dict, s
         yield envelope, "\n".join(payload) if payload else None
 
 
-def _compile_id(envelope: dict) -> str | None:
-    frame, attempt = envelope.get("frame_id"), envelope.get("frame_compile_id")
-    return None if frame is None or attempt is None else f"{frame}/{attempt}"
-
-
 def _reason_text(payload: str | None) -> str | None:
     if payload is None:
         return None
@@ -109,7 +104,8 @@ def read(path: Path) -> TraceRead:
         for envelope, payload in _records(iter(handle), skipped):
             if result.rank is None and isinstance(envelope.get("rank"), int):
                 result.rank = envelope["rank"]
-            cid = _compile_id(envelope)
+            ident = CompileId.from_envelope(envelope)
+            cid = str(ident) if ident is not None else None
             metrics = envelope.get("compilation_metrics")
             if isinstance(metrics, dict) and metrics.get("compile_id") is not None:
                 cid = str(metrics.get("compile_id"))
@@ -121,7 +117,7 @@ def read(path: Path) -> TraceRead:
                 graphs.clear()
                 breaks.clear()
                 where.reset()
-            attempt = envelope.get("attempt") or 0
+            attempt = ident.attempt if ident is not None else 0
             if "dynamo_output_graph" in envelope and cid:
                 _count(graphs, cid, attempt)
             table = envelope.get("str")

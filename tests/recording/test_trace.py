@@ -247,3 +247,63 @@ def test_summarize_reads_every_failing_guard_of_a_verbose_trace(tmp_path):
     (f,) = summary.functions
     labels = [c.label for c in f.causes if c.recompiles]
     assert labels == [c["label"] for c in watched["functions"][0]["causes"] if c["recompiles"]]
+
+
+AUTOGRAD_PROGRAM = textwrap.dedent("""
+    import torch
+    torch._dynamo.config.compiled_autograd = True
+    lin = torch.nn.Linear(4, 4)
+
+    @torch.compile(backend="eager")
+    def forward(x):
+        loss = lin(x).relu().sum()
+        loss.backward()
+        return loss
+
+    for n in (2, 3, 4):
+        forward(torch.randn(n, 4))
+""")
+
+
+@pytest.mark.slow
+def test_compiled_autograd_graphs_count_under_their_own_functions(tmp_path):
+    """Under compiled autograd torch writes ``compiled_autograd_id`` into every envelope; the
+    graphs of its forwards belong to their own compiles (``!0/1/0``), not to none."""
+    program = tmp_path / "prog.py"
+    program.write_text(AUTOGRAD_PROGRAM)
+    trace = tmp_path / "trace"
+    out = subprocess.run(
+        [sys.executable, str(program)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TORCH_TRACE": str(trace)},
+        timeout=180,
+    )
+    assert out.returncode == 0, out.stderr
+    records = _trace_records(trace)
+
+    def ident(e: dict) -> tuple:
+        return (e.get("compiled_autograd_id"), e.get("frame_id"), e.get("frame_compile_id"))
+
+    # the truth, from the envelopes alone: each compile's output graphs of its last attempt,
+    # under the code object its metrics record names
+    last: dict[tuple, int] = {}
+    for e in records:
+        if "dynamo_output_graph" in e:
+            last[ident(e)] = max(last.get(ident(e), 0), e.get("attempt") or 0)
+    graphs: dict[tuple, int] = {}
+    for e in records:
+        if "dynamo_output_graph" in e and (e.get("attempt") or 0) == last[ident(e)]:
+            graphs[ident(e)] = graphs.get(ident(e), 0) + 1
+    expected: dict[tuple, int] = {}
+    for e in records:
+        if m := e.get("compilation_metrics"):
+            where = (m["co_name"], m["co_filename"], m["co_firstlineno"])
+            expected[where] = expected.get(where, 0) + graphs.get(ident(e), 0)
+    assert sum(1 for e in records if e.get("compiled_autograd_id") is not None) > 0
+
+    report = summarize(trace)
+    assert {(f.function, f.filename, f.line): f.graphs for f in report.functions} == expected
+    assert sum(expected.values()) == sum(1 for e in records if "dynamo_output_graph" in e)
+    autograd = [e for e in report.events if e.compile_id and e.compile_id.startswith("!")]
+    assert autograd and all(e.graphs == 1 for e in autograd)
