@@ -41,6 +41,22 @@ SCENARIO_PATTERNS = ["recompile_*.yaml", "recompile_*.yml"]
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 
 
+@dataclasses.dataclass
+class _State:
+    """The plugin's state for one session (a controller's or an xdist worker's)."""
+
+    #: (the test's place in the collection, its figures) for --recompile-report
+    results: list[tuple[int, dict]] = dataclasses.field(default_factory=list)
+    #: custom strategies registered as markers, so --strict-markers accepts them
+    markers: set[str] = dataclasses.field(default_factory=set)
+    #: nodeid -> place in the final collection: xdist workers finish in any order and the
+    #: report keeps the collection's
+    order: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+STATE = pytest.StashKey[_State]()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("recompile-probe")
     group.addoption(
@@ -89,8 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{RANKS_MARKER}: fail the test when the ranks it starts (torch.multiprocessing.spawn, "
         "a torchrun subprocess) compile some function differently",
     )
-    config._recompile_results = []  # type: ignore[attr-defined]
-    config._recompile_markers = set()  # type: ignore[attr-defined]
+    config.stash[STATE] = _State()
     # Explicit scenario paths become collection arguments unless one already covers them (pytest
     # walks only its arguments); xdist workers re-read the same command line and do the same.
     for raw in config.getoption("recompile_scenarios") or ():
@@ -130,6 +145,11 @@ def _limits(item: pytest.Item) -> tuple[dict[str, int], bool]:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:  # a malformed marker stops the session before anything runs
         _limits(item)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # after every plugin's reordering and deselection: the order the report keeps
+    session.config.stash[STATE].order = {item.nodeid: i for i, item in enumerate(session.items)}
 
 
 # Old-style hookwrapper: it works with every pluggy that pytest 7 and 8 bring, so installing
@@ -208,11 +228,8 @@ def _rank_figures(item: pytest.Item, report: Any, figures: dict) -> list[str]:
 def _keep(item: pytest.Item, figures: dict) -> None:
     """Figures for --recompile-report, with the item's place in the collection: xdist workers
     finish in any order, the report keeps the collection's."""
-    try:
-        order = item.session.items.index(item)
-    except ValueError:
-        order = len(item.session.items)
-    item.config._recompile_results.append((order, figures))  # type: ignore[attr-defined]
+    state = item.config.stash[STATE]
+    state.results.append((state.order.get(item.nodeid, len(state.order)), figures))
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -220,8 +237,8 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     """xdist controller: a worker's figures arrive as it goes down."""
     output = getattr(node, "workeroutput", None) or {}
     if "recompile_results" in output:
-        node.config._recompile_results.extend(
-            tuple(pair) for pair in json.loads(output["recompile_results"])
+        node.config.stash[STATE].results.extend(
+            (order, figures) for order, figures in json.loads(output["recompile_results"])
         )
 
 
@@ -229,7 +246,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     path = session.config.getoption("recompile_report")
     if path is None:
         return
-    results = getattr(session.config, "_recompile_results", [])
+    results = session.config.stash[STATE].results
     if hasattr(session.config, "workeroutput"):  # an xdist worker: the controller writes
         session.config.workeroutput["recompile_results"] = json.dumps(results)
         return
@@ -271,7 +288,7 @@ class ScenarioFile(pytest.File):
             scenario = load(_as_given(self.path))
         except ProbeError as exc:
             raise self.CollectError(str(exc)) from None
-        registered = self.config._recompile_markers  # type: ignore[attr-defined]
+        registered = self.config.stash[STATE].markers
         for sequence in scenario.points:
             for strategy in scenario.strategies:
                 if strategy not in registered:  # so --strict-markers accepts custom strategies

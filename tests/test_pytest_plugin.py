@@ -343,3 +343,32 @@ def test_not_distributed():
             assert fig["recompile_limit_hit"] == (truth[name]["limit_hit"] > 0)
     xml = junit.read_text()
     assert 'name="rank_divergence"' in xml and "rank 1 recompiled `step`" in xml
+
+
+def test_the_report_keeps_the_final_collection_order(pytester, tmp_path):
+    """Another plugin reorders and deselects after collection: the report lists the tests in
+    the order that ran them, as the conftest itself saw it, deselected ones absent."""
+    pytester.makeconftest(
+        """
+import json, pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    items.reverse()
+
+def pytest_collection_finish(session):
+    with open("seen.json", "w") as f:
+        json.dump([i.nodeid for i in session.items], f)
+"""
+    )
+    pytester.makepyfile(
+        "\n".join(f"def test_{name}():\n    pass\n" for name in ("a", "b", "c", "d"))
+    )
+    out = tmp_path / "report.json"
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "-k", "not test_c", f"--recompile-report={out}"
+    )
+    result.assert_outcomes(passed=3, deselected=1)
+    seen = json.loads((pytester.path / "seen.json").read_text())
+    reported = [t["nodeid"] for t in json.loads(out.read_text())["tests"]]
+    assert reported == seen and len(seen) == 3 and seen[0].endswith("test_d")

@@ -36,9 +36,9 @@ from ..records.compile_ids import compile_key
 from ..records.run import CompileEvent
 from ..torch_compat import cache, logs, metrics, stance
 from ..torch_compat.collectives import guard_collectives_on
+from ..torch_compat.compile_keywords import compile_accepts
 from ..torch_compat.dynamo import (
     backend_calls,
-    compile_accepts,
     compiling_closure_functions,
     compiling_code,
     current_compile_id,

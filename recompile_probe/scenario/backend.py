@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import did_you_mean
-from ..torch_compat.files import compile_keywords
+from ..torch_compat.compile_keywords import compile_keywords
 from .context import Context
 from .keys import BACKEND_KEYS, BACKENDS, COMPILE_KEYS, TOP_KEYS
 

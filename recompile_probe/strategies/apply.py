@@ -52,12 +52,9 @@ def missing_features(strategy: Strategy, *, target_is_compiled: bool = False) ->
             return f"{fn_name}() in this torch has no option {', '.join(unknown)}" + (
                 knobs.release_of(f"{fn_name}:{unknown[0]}")
             )
-    have = knobs.compile_keywords()
     for key in strategy.compile:
-        if key not in have:
-            return f"torch.compile in this torch has no {key}= keyword" + knobs.release_of(
-                f"compile:{key}"
-            )
+        if (why := knobs.compile_keyword_missing(key)) is not None:
+            return why
     if strategy.shapes_spec and (knobs.spec_keyword() is None or not knobs.shapes_spec_types()):
         return (
             "torch.compile in this torch takes no ShapesSpec (dynamic_shapes= from torch 2.14, "
@@ -76,10 +73,10 @@ def missing_features(strategy: Strategy, *, target_is_compiled: bool = False) ->
         if why is not None:
             return why
     if strategy.stance:
-        import torch
+        from ..torch_compat.stance import set_stance_missing
 
-        if not hasattr(torch.compiler, "set_stance"):
-            return "torch.compiler.set_stance does not exist in this torch"
+        if (why := set_stance_missing()) is not None:
+            return why
     if strategy.guard_collectives:
         from ..torch_compat.collectives import guard_collectives_missing
 
@@ -178,7 +175,7 @@ def patched(dotted: str, value: Any) -> Iterator[None]:
 @contextlib.contextmanager
 def applied(strategy: Strategy, sources: str) -> Iterator[None]:
     """Config patches and stance for the duration of one run; always restored."""
-    import torch
+    from ..torch_compat.stance import stance
 
     with contextlib.ExitStack() as stack:
         for dotted, value in strategy.config.items():
@@ -186,7 +183,7 @@ def applied(strategy: Strategy, sources: str) -> Iterator[None]:
                 value = sources
             stack.enter_context(patched(dotted, value))
         if strategy.stance:
-            stack.enter_context(torch.compiler.set_stance(strategy.stance))
+            stack.enter_context(stance(strategy.stance))
         if strategy.guard_collectives:
             from ..torch_compat.collectives import guard_collectives
 
@@ -371,20 +368,8 @@ def compile_kwargs(strategy: Strategy, scenario_compile: Mapping[str, Any]) -> t
     ``recompile_limit`` is a torch.compile kwarg only in recent torch; elsewhere it becomes the
     equivalent config so a scenario works on both.
     """
-    import torch
+    from ..torch_compat.knobs import recompile_limit_as_config
 
     kwargs = {**scenario_compile, **strategy.compile}
     kwargs["dynamic"] = strategy.dynamic
-    config: dict[str, Any] = {}
-    if (
-        "recompile_limit" in kwargs
-        and "recompile_limit" not in inspect.signature(torch.compile).parameters
-    ):
-        limit = kwargs.pop("recompile_limit")
-        name = (
-            "recompile_limit"
-            if hasattr(torch._dynamo.config, "recompile_limit")
-            else "cache_size_limit"
-        )
-        config[f"torch._dynamo.config.{name}"] = limit
-    return kwargs, config
+    return kwargs, recompile_limit_as_config(kwargs)

@@ -142,16 +142,6 @@ def _compile_frame_locals() -> dict | None:
     return None
 
 
-def compile_accepts(name: str) -> bool:
-    """Whether this torch's ``torch.compile`` takes the keyword argument ``name``."""
-    import inspect
-
-    try:
-        return name in inspect.signature(torch.compile).parameters
-    except (TypeError, ValueError):
-        return False
-
-
 @contextlib.contextmanager
 def backend_calls(on_call: Callable[[], None]) -> Iterator[bool]:
     """Call ``on_call`` whenever Dynamo hands a graph to a backend, whatever the backend.

@@ -5,12 +5,12 @@ has the ones it lacks."""
 from __future__ import annotations
 
 import functools
-import inspect
 from typing import Any
 
 import torch
 
 from .collectives import COMPILER_COLLECTIVES, compiler_collectives_fail
+from .compile_keywords import compile_accepts, compile_keywords
 from .dynamo import reset_dynamo
 from .logs import quiet_torch_logs
 from .settings import defaults_restored
@@ -40,15 +40,34 @@ def release_of(knob: str) -> str:
     return f" ({where} has it)" if where else ""
 
 
-def compile_keywords() -> frozenset[str]:
-    """The keyword parameters of the installed torch.compile."""
-    return frozenset(inspect.signature(torch.compile).parameters)
+def compile_keyword_missing(key: str) -> str | None:
+    """Why ``torch.compile(..., key=...)`` cannot run here (naming the release that has it);
+    None when this torch takes it or its keywords cannot be read (torch.compile then says)."""
+    have = compile_keywords()
+    if have is None or key in have:
+        return None
+    return f"torch.compile in this torch has no {key}= keyword" + release_of(f"compile:{key}")
 
 
 def spec_keyword() -> str | None:
     """The torch.compile keyword that takes a ShapesSpec here; None where there is none."""
-    have = compile_keywords()
+    have = compile_keywords() or frozenset()
     return next((k for k in SPEC_KEYWORDS if k in have), None)
+
+
+def recompile_limit_as_config(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``recompile_limit=`` is a torch.compile keyword from 2.13 only: where this torch lacks it,
+    take it out of ``kwargs`` and return the config patch that sets the same limit (the config
+    was ``cache_size_limit`` before it was ``recompile_limit``); {} where nothing moved."""
+    if "recompile_limit" not in kwargs or compile_accepts("recompile_limit"):
+        return {}
+    limit = kwargs.pop("recompile_limit")
+    name = (
+        "recompile_limit"
+        if hasattr(torch._dynamo.config, "recompile_limit")
+        else "cache_size_limit"
+    )
+    return {f"torch._dynamo.config.{name}": limit}
 
 
 def shapes_spec_types() -> tuple[Any, Any, Any] | None:

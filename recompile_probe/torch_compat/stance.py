@@ -156,3 +156,15 @@ def eager_stance() -> contextlib.AbstractContextManager:
     """Run torch.compile'd code inside the target eagerly (for the eager reference)."""
     set_stance: Any = getattr(torch.compiler, "set_stance", None)
     return set_stance("force_eager") if set_stance is not None else contextlib.nullcontext()
+
+
+def set_stance_missing() -> str | None:
+    """Why a strategy's ``stance:`` cannot run here (torch.compiler.set_stance is from 2.6)."""
+    if getattr(torch.compiler, "set_stance", None) is None:
+        return "torch.compiler.set_stance does not exist in this torch"
+    return None
+
+
+def stance(name: str) -> contextlib.AbstractContextManager:
+    """``torch.compiler.set_stance(name)`` for the block; set_stance_missing() says where not."""
+    return torch.compiler.set_stance(name)
