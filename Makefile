@@ -46,7 +46,7 @@ bench: install
 	$(BIN)/python benchmarks/help_startup.py
 
 # The JSON Schemas shipped in recompile_probe/schemas/, regenerated from the validator's tables
-# and the report dataclasses (tests/test_schema.py fails while they differ).
+# and the report dataclasses (tests/schema/ fails while they differ).
 schemas: install
 	$(BIN)/python -m recompile_probe.schema
 

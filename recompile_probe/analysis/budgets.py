@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..reasons.text import without_comments
-from ..records.rank_runs import RankRuns
+from ..records.ranks import RankRuns
 from ..records.run import Run, Violation
 from ..scenario.budgets import Budget
 from ..scenario.keys import KEYS, MAX_KEYS, RANK_KEYS
-from .rank_runs import agreement, divergence
+from .ranks import agreement, divergence
 from .sequence import at_call, moved, transitions
 
 

@@ -18,7 +18,8 @@ def too_noisy(min_us: float | None, median_us: float | None) -> bool | None:
 
 
 def noisy(run: Run) -> bool:
-    """The run's µs/call must not rank it (an old report without the spread ranks as before)."""
+    """The run's µs/call must not rank it: its own flag, else judged from its min and median;
+    False where neither says (a report without the spread ranks by its µs/call)."""
     flag = run.steady_state_noisy
     if flag is None:
         flag = too_noisy(run.steady_state_min_us, run.steady_state_us)

@@ -137,7 +137,7 @@ def run(
         emit(Document.REPORTS, [report], fmt, output, verbose=verbose)
         print_tlparse(report)
         if not quiet and (output is not None or not chosen.terminal):  # the verdicts, for people
-            from ..analysis.rank_runs import verdict as rank_verdict
+            from ..analysis.ranks import verdict as rank_verdict
             from ..analysis.verdicts import verdict
 
             for name, _ in report.sequences():

@@ -14,11 +14,11 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
-from ..analysis.rank_runs import compare as compare_ranks
+from ..analysis.ranks import compare as compare_ranks
 from ..errors import UsageError
 from ..records.environment import CLEAN_ENV, cleaned, compile_variables, current
 from ..records.order import ordered
-from ..records.rank_runs import RankRuns
+from ..records.ranks import RankRuns
 from ..records.report import Report, ScenarioRef, Tool
 from ..records.run import Run
 from ..scenario.model import Scenario

@@ -133,7 +133,7 @@ class GuardAttribution:
 
     @property
     def origin(self) -> Origin | None:
-        """The first line that created the guard (the issue's single ``origin``), or None."""
+        """The first line that created the guard (the one ``origin`` a record keeps), or None."""
         found = self.origins
         if found:
             return found[0]

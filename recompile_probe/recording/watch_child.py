@@ -98,7 +98,7 @@ def _announce_locked() -> None:
     )
 
 
-_worker_role: str | None = None  #: kept: torch 2.14+ clears _worker_info as the worker loop ends
+_worker_role: str | None = None  #: kept: torch 2.15 clears _worker_info as the worker loop ends
 
 
 def _role() -> str | None:

@@ -1,14 +1,24 @@
-"""Ranks of one distributed job that compiled a function differently. No torch.
+"""Ranks compared: what each rank of a distributed job compiled, and where the ranks part. No
+torch.
 
 A rank that recompiles while the others do not leaves them waiting in the next collective (a
-hang, an NCCL watchdog abort). These records say where the ranks parted; analysis/ranks.py
-finds them from per-rank function summaries, whichever way the ranks were recorded (watch,
-summarize of per-rank traces, a probe run per rank).
+hang, an NCCL watchdog abort). Two things are compared, both by analysis/ranks.py: the functions
+a watched or traced job compiled on each rank (``RankDivergence``: each rank's ``RankFigures``,
+where they part), and the runs of strategies the tool made on each rank of a scenario with
+``ranks:`` (``RankRuns``: per strategy and sequence, each rank's ``RankRun``, whether they
+agree). A rank run's JSON keeps the shape of a function's rank figures (``by_rank: {"0":
+{compiles, recompiles, failed, recompile_limit_hit}, ...}``), with the run's status and error.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+
+#: the figures every rank must share for the ranks to agree, in the order a difference is named
+FIGURES = ("compiles", "recompiles", "failed", "recompile_limit_hit")
+#: the same for a rank's run of a strategy: its status first
+AGREED = ("status", *FIGURES)
 
 
 @dataclass(frozen=True)
@@ -66,3 +76,57 @@ class RankDivergence:
     #: what it risks, one sentence: "rank 1 recompiled `step` ... a collective inside or after
     #: it can hang"
     risk: str
+
+
+@dataclass(frozen=True)
+class RankRun:
+    """One rank's run of a strategy over a sequence: a rank's figures, and the run's status."""
+
+    compiles: int | None  #: Dynamo compilations, failed ones included (Run.compiles)
+    recompiles: int | None  #: Run.recompiles
+    failed: int | None  #: compile events that failed (Run.failed_compiles)
+    #: a compile of the run hit the recompile limit; None where the run has no compile events
+    recompile_limit_hit: bool | None
+    status: str  #: the run's status: ok | error | unsupported
+    graphs: int | None = None  #: backend graphs (Run.graphs)
+    #: "Type: message" of the run's error (a timed-out collective, an unsupported knob); None: ok
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class StrategyRanks:
+    """One strategy over one sequence on every rank: each rank's figures, and whether they agree."""
+
+    sequence: str  #: the sequence name (each rank may have its own sizes under it)
+    strategy: str
+    #: rank (a string, as JSON keys are) -> that rank's figures; a rank without a run is absent
+    by_rank: dict[str, RankRun] = field(default_factory=dict)
+    #: every rank has a run and they share every figure of ``AGREED``; None when that cannot be
+    #: said (a figure is n/a, a rank has no run, or the strategy is unsupported on a rank: not
+    #: measured)
+    agree: bool | None = None
+    #: the figures of ``AGREED`` that differ between ranks, in that order
+    differs: tuple[str, ...] = ()
+    #: the first call whose event differs between ranks: {call, events: {rank: event}, sizes:
+    #: {rank: point}}; None when no call differs (or the calls were not recorded)
+    first_divergence: dict[str, Any] | None = None
+    #: why ``agree`` is None, or what a rank's error was
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class RankRuns:
+    """Every strategy of a distributed scenario, its ranks compared."""
+
+    world_size: int  #: how many ranks ran (the scenario's ``ranks:``)
+    backend: str  #: the process group backend they joined (``distributed.backend``)
+    comparisons: tuple[StrategyRanks, ...] = ()
+    #: sequence -> the strategy under which every rank agrees with the fewest compiles (the
+    #: highest rank's count, then the scenario's strategy order); None when no strategy agrees
+    best: dict[str, str | None] = field(default_factory=dict)
+
+    def of(self, sequence: str, strategy: str) -> StrategyRanks | None:
+        return next(
+            (c for c in self.comparisons if c.sequence == sequence and c.strategy == strategy),
+            None,
+        )

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import ReportError
 from .decode import build
-from .rank_runs import RankRuns
+from .ranks import RankRuns
 from .run import Run
 
 SCHEMA_VERSION = 1

@@ -9,11 +9,11 @@ from ..analysis import baseline
 from ..analysis.check import Outcome
 from ..analysis.explain import Explained
 from ..analysis.notes import noise_note, slow_winner
-from ..analysis.rank_runs import rank_cell
-from ..analysis.rank_runs import verdict as rank_verdict
+from ..analysis.ranks import rank_cell
+from ..analysis.ranks import verdict as rank_verdict
 from ..analysis.sequence import moved, points_of, sequence_label, stepped, transitions
 from ..analysis.verdicts import best, verdict
-from ..records.rank_runs import RankRuns
+from ..records.ranks import RankRuns
 from ..records.report import Report
 from ..records.run import Run
 from ..records.suggestion import Suggestion

@@ -111,7 +111,7 @@ BUILTINS: Mapping[str, Strategy] = MappingProxyType(
 )
 
 #: The knob strategies a scenario runs only when it names them (or "all"): a scenario without
-#: `strategies:` runs the others, as it always did.
+#: `strategies:` runs the others.
 OPT_IN: tuple[str, ...] = (
     "static_sources",
     "shapes_spec",

@@ -234,7 +234,7 @@ def test_nothing_to_watch_is_a_usage_error():
     assert result.returncode == 2 and "nothing to watch" in result.stderr
 
 
-# --- child processes, explicit interpreters, start-up (issue 8, items 9, 11, 19) -----------------
+# --- child processes, explicit interpreters, start-up -----------------
 
 LOADER_PROGRAM = '''
 """A DataLoader with 2 workers whose __getitem__ calls a compiled function; the parent compiles

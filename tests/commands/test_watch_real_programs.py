@@ -49,8 +49,8 @@ NEEDS = {"kwargs_transformers": "transformers"}
 RECORDED = {"limit_then_same_name", "graph_break_resume", "kwargs_model", "kwargs_transformers"}
 #: programs whose children compile too: only the parent's figures are compared
 WITH_CHILDREN = {"dataloader_workers"}
-ITEM_9 = (
-    "issue 8 item 9: the watch report has no per-process sections yet, so the parent's "
+PARENT_ONLY = (
+    "the watch report has no per-process sections yet, so the parent's "
     "figures cannot be told apart from its DataLoader workers'"
 )
 
@@ -279,7 +279,7 @@ def parent_section(report: dict) -> dict:
             "functions": [f for f in report["functions"] if f.get("pid", pid) == pid],
             "events": events,
         }
-    pytest.xfail(ITEM_9)
+    pytest.xfail(PARENT_ONLY)
 
 
 def watch_section(program: str, report: dict) -> dict:
@@ -373,7 +373,7 @@ def test_compile_ids_match_tlparse(runs, program):
 @pytest.mark.parametrize("program", _programs(["kwargs_model", "kwargs_transformers"]))
 def test_quoted_source_reason_is_classified(runs, program):
     """`tensor 'kwargs['input_ids']' size mismatch at index 0. expected 1, actual 2`: the batch
-    of 1 was specialized (README's zero_one_specialization), never `other` (issue 8 item 15)."""
+    of 1 was specialized (README's zero_one_specialization), never `other`."""
     for kind, events in (
         ("watch", runs.get(program, "watch")["events"]),
         ("record()", runs.get(program, "record")["events"]),

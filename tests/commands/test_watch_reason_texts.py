@@ -1,4 +1,4 @@
-"""`watch` on a program whose recompile texts the tool used to misread (tests/programs/
+"""`watch` on a program whose recompile texts are easy to misread (tests/programs/
 reason_texts.py): aliasing, an inlined helper's int guard with Dynamo's user stack, a new
 backend callable per torch.compile call, and torch's own assertion. One watch run (JSON, and a
 TORCH_TRACE read back by `summarize` for the text), checked against the program's own counts."""

@@ -1,4 +1,4 @@
-"""Known user lines for issue 11 (every line that matters ends in a "# LINE:<name>" marker the
+"""Known user lines (every line that matters ends in a "# LINE:<name>" marker the
 tests look up): a shape branch, a ``range(n)`` loop over a Python int argument, and a graph
 break in a helper two calls deep. Compiled with dynamic=True: x's size 8 -> 3 flips the branch
 (a recompile on the branch's guard), n 2 -> 3 changes the specialized int."""

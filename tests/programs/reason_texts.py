@@ -1,4 +1,4 @@
-"""Four recompile stories whose texts the tool used to misread, each counted by the program
+"""Four recompile stories whose texts are easy to misread, each counted by the program
 itself (a CompileCounter per story) so a test can compare the tool's figures with Dynamo's:
 
 - aliasing: ``add(x, x)`` then ``add(x, y)`` (``a is b``), and after a reset ``add(x, y)`` then

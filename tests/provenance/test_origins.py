@@ -111,7 +111,7 @@ def _fresh_dynamo():
     torch._dynamo.reset()
 
 
-# --- the seven programs of the issue --------------------------------------------------------------
+# --- seven programs with known user lines ---------------------------------------------------------
 
 
 def test_shape_branch_guard_and_its_final_range():

@@ -1,4 +1,4 @@
-"""Provenance through a whole run (issue 11): the user line behind each guard, recompile reason,
+"""Provenance through a whole run: the user line behind each guard, recompile reason,
 specialization and graph break, asserted as the exact file and line (found by its text in
 tests/fixtures/provenance_targets.py, without the tool) in the report and explain JSON, on real
 torch.compile runs; and each kind only a line can tell (user_specialization) from a real

@@ -1,4 +1,4 @@
-"""Every failing guard of a recompile, grouped by root cause (issue 11, item 5), on real Dynamo
+"""Every failing guard of a recompile, grouped by root cause, on real Dynamo
 runs: the raw lines against what Dynamo itself recorded for each guard failure
 (``torch._dynamo.guards.guard_failures``, one reason string per rejecting cache entry) and
 against its own ``recompiles_verbose`` log, read by a handler of our own."""
@@ -107,7 +107,7 @@ def test_every_failing_guard_kept_and_grouped_on_a_static_cache_model():
         top = primary(e.failures)
         if _size_changes("\n".join(e.failures)):
             assert top.what == "size"
-    # Dynamo's first line per recompile is len(kwargs) every time: what the tool used to show
+    # Dynamo's first line per recompile is len(kwargs) every time (all a first-line reader sees)
     assert {r.text.split(" ==")[0] for r in f.reasons} == {"len(kwargs)"}
 
 

@@ -50,7 +50,8 @@ def test_explain_labels_guards_by_their_real_kind_and_the_tally_adds_up(tmp_path
     import aliasing_target
 
     truth = _exported(aliasing_target.act)
-    assert truth["0/0"] == ([], ["G['F'] is G['torch'].nn.functional"])  # the case
+    # a module global aliased by another name
+    assert truth["0/0"] == ([], ["G['F'] is G['torch'].nn.functional"])
     assert truth["0/1"][0]  # the recompile made a symbolic guard
 
     result = CliRunner().invoke(app, ["explain", "al.yaml", "-f", "json", "-o", "x.json"])

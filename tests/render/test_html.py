@@ -471,7 +471,7 @@ def test_watch_report_with_nothing_compiled():
 def test_saved_report_re_renders():
     """A report written before size symbols (tests/render/data) renders without torch."""
 
-    data = TESTS / "render" / "data" / "batch_only_before_symbols.json"
+    data = TESTS / "render" / "data" / "batch_only_without_points.json"
     report = from_json(data.read_text())
     root = dom(render_report(report, "html"))
     assert len(root.find("g", "mark")) == sum(len(r.calls) for r in report.runs) > 0
@@ -482,7 +482,7 @@ def test_render_command_writes_html_without_torch(tmp_path):
     import subprocess
     import sys
 
-    data = TESTS / "render" / "data" / "batch_only_before_symbols.json"
+    data = TESTS / "render" / "data" / "batch_only_without_points.json"
     report = from_json(data.read_text())
     bundle = tmp_path / "bundle.json"
     bundle.write_text(reports_to_json([report, sample_report()]))

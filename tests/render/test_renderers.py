@@ -304,7 +304,7 @@ def test_a_driver_groups_its_calls_by_point(driven):
     assert f"`{' '.join(groups)}`" in md
 
 
-# --- batch-only reports read exactly as before ------------------------------------------------
+# --- batch-only reports (no points) read unchanged ------------------------------------------------
 
 
 def _renderings(report: Report) -> dict[str, str]:
@@ -352,12 +352,12 @@ def _with_points(data: dict) -> dict:
     return data
 
 
-def test_a_batch_only_report_reads_byte_for_byte_as_before():
-    """A real batch-only report saved before size symbols (no points, no sizes), and the same
-    report as the probe writes it now: every view is what it was before."""
-    data = json.loads((DATA / "batch_only_before_symbols.json").read_text())
+def test_a_batch_only_report_without_points_renders_byte_for_byte():
+    """A real batch-only report without size symbols (no points, no sizes), and the same report
+    with them as the probe writes it: every view equals the saved expected renderings."""
+    data = json.loads((DATA / "batch_only_without_points.json").read_text())
     assert "points" not in data["runs"][0] and "sizes" not in data["runs"][0]["calls"][0]
-    expected = json.loads((DATA / "batch_only_before_symbols.expected.json").read_text())
+    expected = json.loads((DATA / "batch_only_without_points.expected.json").read_text())
     old = _renderings(from_dict(data))
     assert old.keys() == expected.keys()
     for name in expected:

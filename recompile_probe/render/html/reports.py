@@ -10,11 +10,11 @@ from collections.abc import Iterable, Sequence
 
 from ...analysis.diffs import GuardDiff, diffs
 from ...analysis.notes import noise_note, slow_winner
-from ...analysis.rank_runs import rank_cell
-from ...analysis.rank_runs import verdict as rank_verdict
+from ...analysis.ranks import rank_cell
+from ...analysis.ranks import verdict as rank_verdict
 from ...analysis.sequence import Transition, moved, points_of, sequence_label, stepped, transitions
 from ...analysis.verdicts import best, plural, verdict
-from ...records.rank_runs import RankRuns
+from ...records.ranks import RankRuns
 from ...records.report import Report
 from ...records.run import Run
 from ...scenario.keys import MAX_KEYS

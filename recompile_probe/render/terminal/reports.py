@@ -11,11 +11,11 @@ from rich.table import Table
 from rich.text import Text
 
 from ...analysis.notes import noise_note, slow_winner
-from ...analysis.rank_runs import rank_cell
-from ...analysis.rank_runs import verdict as rank_verdict
+from ...analysis.ranks import rank_cell
+from ...analysis.ranks import verdict as rank_verdict
 from ...analysis.sequence import batch_only, moved, points_of, sequence_label, stepped, transitions
 from ...analysis.verdicts import best, verdict
-from ...records.rank_runs import RankRuns
+from ...records.ranks import RankRuns
 from ...records.report import Report
 from ...records.run import Run
 from ...sizes.points import Point

@@ -734,7 +734,7 @@ def test_json_contract_and_write_into_a_scenario_with_comments(tmp_path):
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
 
-    # the contract (README and the issue): field names never change
+    # the contract (README, docs/json.md): field names never change
     assert data["schema_version"] == 1
     assert {"name", "path", "sequences"} <= set(data["scenario"])
     assert data["scenario"]["sequences"] == ["rl", "chat"]
