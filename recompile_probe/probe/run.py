@@ -16,7 +16,6 @@ from pathlib import Path
 
 import torch
 
-from ..analysis.shared import shared_code
 from ..provenance.capture import Collector, capture_hook
 from ..provenance.graph_breaks import graph_break_mark
 from ..recording.recorder import Recorder, delta
@@ -45,7 +44,7 @@ from .driver import Driver
 from .eager import EagerReference
 from .entries import all_entries
 from .failures import describe_error
-from .summary import batch_values, provenance, summarize
+from .summary import Lines, batch_values, summarize
 
 
 def warm_up(backend: str, mode: str | None = None, options: dict | None = None) -> None:
@@ -157,7 +156,12 @@ def probe(
         driver.drive(points)
         entries = all_entries(collector)
         steady = driver.steady_state(points)
-    run = summarize(
+    written = trace_file()
+    if written is not None:
+        named = Path(written).with_name(f"{_safe(sequence_name)}.log")
+        Path(written).replace(named)  # one readable name per (strategy, sequence)
+        written = str(named)
+    return summarize(
         driver,
         entries,
         steady,
@@ -168,21 +172,10 @@ def probe(
         strategy,
         reference,
         acting,
+        Lines(collector, break_mark),
+        inherited=tuple(overridden),
+        trace_file=written,
     )
-    run = provenance(run, collector, break_mark)
-    if overridden:
-        run = replace(run, notes=(*overridden, *run.notes))
-    seen = any(e.closure_functions is not None for e in run.compile_events)
-    run = replace(
-        run,
-        shared_code=shared_code(run.compile_events) if seen or not run.compile_events else None,
-    )
-    written = trace_file()
-    if written is None:
-        return run
-    named = Path(written).with_name(f"{_safe(sequence_name)}.log")
-    Path(written).replace(named)  # one readable name per (strategy, sequence)
-    return replace(run, trace_file=str(named))
 
 
 def dim_sources_of(

@@ -3,8 +3,9 @@ behind them."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+from ..analysis.shared import shared_code
 from ..analysis.verdicts import too_noisy
 from ..provenance.attribution import LiveEvidence, reason_origins, refined
 from ..provenance.capture import Collector
@@ -39,14 +40,26 @@ def summarize(
     strategy: Strategy,
     reference: EagerReference,
     acting: tuple[str, ...],
+    lines: Lines,
+    *,
+    inherited: tuple[str, ...] = (),
+    trace_file: str | None = None,
 ) -> Run:
-    events = [_with_symbol(e, target, driver) for e in driver.events]
+    """The run's record, built once. ``inherited``: notes on what the strategy inherits from the
+    environment (they come first); ``trace_file``: its structured trace (run --trace-dir)."""
+    driven = tuple(_with_symbol(e, target, driver) for e in driver.events)
     calls = driver.calls
-    own = _own_frame_newest(events)
+    own = _own_frame_newest(list(driven))
     entry = next(
         (e for e in entries or () if own is not None and e.compile_id == own.compile_id), None
     )
-    made_by = {e.compile_id: e for e in events if not e.failed}
+    made_by = {e.compile_id: e for e in driven if not e.failed}
+    cache_entries = tuple(
+        _cache_entry(e, made_by.get(e.compile_id), calls)
+        for e in sorted(entries or (), key=lambda e: sort_key(e.compile_id))
+    )
+    events, breaks, specializations = _provenance(driven, cache_entries, lines)
+    closures_seen = any(e.closure_functions is not None for e in events)
     compared = [c.outputs_match for c in calls if c.event != "error"]
     times = [e.compile_time_ms for e in events]
     known_times = [t for t in times if t is not None]
@@ -80,10 +93,7 @@ def summarize(
         strategy_description=strategy.description,
         guard_check_us=driver.guard_check_us,
         guard_latency_us=own.guard_latency_us if own else None,
-        entries=tuple(
-            _cache_entry(e, made_by.get(e.compile_id), calls)
-            for e in sorted(entries or (), key=lambda e: sort_key(e.compile_id))
-        ),
+        entries=cache_entries,
         failed_compiles=sum(e.failed for e in events) if driver.metrics_ok else None,
         guard_compile_id=own.compile_id if own else None,
         steady_state_min_us=timing.min_us if timing else None,
@@ -99,20 +109,37 @@ def summarize(
         ),
         marked_dims=marked,
         no_effect=no_effect,
-        notes=(*notes, *driver.notes),
+        notes=(*inherited, *notes, *driver.notes),
         points=tuple(p.as_dict() for p in points),
         argument_dims=tuple(
             {"source": source, "dim": dim, "symbol": symbol}
             for source, dim, symbol in target.dim_sources()
         ),
         param_names=tuple(target.param_names),
+        specializations=specializations,
+        graph_breaks=breaks,
+        shared_code=shared_code(events) if closures_seen or not events else None,
+        trace_file=trace_file,
     )
 
 
-def provenance(run: Run, collector: Collector, break_mark: int | None) -> Run:
-    """The user lines behind the run: each failing guard of each recompile (and the kind that
-    only its origin tells: user_specialization), the specializations and the graph breaks."""
-    found = graph_breaks(break_mark)
+@dataclass(frozen=True)
+class Lines:
+    """Where the user lines of a run are read: the compiles' captures, and Dynamo's graph-break
+    list from the mark taken before the run."""
+
+    collector: Collector
+    break_mark: int | None
+
+
+def _provenance(
+    driven: tuple[CompileEvent, ...], entries: tuple[CacheEntry, ...], lines: Lines
+) -> tuple[tuple[CompileEvent, ...], tuple[dict, ...] | None, tuple[dict, ...] | None]:
+    """The user lines behind the run: (its events with each failing guard's origin, and the
+    kind that only its origin tells: user_specialization; its graph breaks; its
+    specializations)."""
+    collector = lines.collector
+    found = graph_breaks(lines.break_mark)
     breaks = (
         None
         if found is None
@@ -128,7 +155,7 @@ def provenance(run: Run, collector: Collector, break_mark: int | None) -> Run:
     collected: list[dict] = []
     seen: set[tuple] = set()
     known = 0
-    for event in run.compile_events:
+    for event in driven:
         # a failed compile's ShapeEnv still holds what it specialized: a constraint violation
         # is raised because the user's code specialized a marked dim
         compiled = collector.get(event.compile_id) if not event.failed or event.graphs else None
@@ -155,10 +182,10 @@ def provenance(run: Run, collector: Collector, break_mark: int | None) -> Run:
                     }
                 )
     # no compile could be read: n/a, not "none"
-    specializations = None if not known and run.compile_events else tuple(collected)
-    evidence = LiveEvidence(collector.get, lambda cid: _first_uses(run.entries, cid))
-    events = tuple(_reason_origins(e, evidence) for e in run.compile_events)
-    return replace(run, compile_events=events, graph_breaks=breaks, specializations=specializations)
+    specializations = None if not known and driven else tuple(collected)
+    evidence = LiveEvidence(collector.get, lambda cid: _first_uses(entries, cid))
+    events = tuple(_reason_origins(e, evidence) for e in driven)
+    return events, breaks, specializations
 
 
 def _reason_origins(event: CompileEvent, evidence: LiveEvidence) -> CompileEvent:

@@ -159,9 +159,9 @@ class Violation:
     source: str | None = None  #: where the budget was set: "file.yaml:12" or "--max-recompiles"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Run:
-    """One (target, sequence, strategy) probe."""
+    """One (target, sequence, strategy) probe. Built by keyword: 44 fields read by name."""
 
     target: str
     sequence_name: str
@@ -264,22 +264,22 @@ def figureless_run(
 ) -> Run:
     """A run that produced no figures: unsupported, failed before its first call, or lost."""
     return Run(
-        target,
-        sequence_name,
-        tuple(sequence),
-        strategy,
-        backend,
-        status,
-        error,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
+        target=target,
+        sequence_name=sequence_name,
+        sequence=tuple(sequence),
+        strategy=strategy,
+        backend=backend,
+        status=status,
+        error=error,
+        graphs=None,
+        compiles=None,
+        recompiles=None,
+        cache_entries=None,
+        guard_count=None,
+        shape_env_guard_count=None,
+        leaf_guard_count=None,
+        compile_time_ms=None,
+        outputs_match=None,
         strategy_description=description,
         isolation=isolation,
     )
