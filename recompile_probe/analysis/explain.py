@@ -98,7 +98,7 @@ def to_dict(report: Report, explanations: list[Explanation], notes: list[str]) -
             {
                 "sequence_name": x.run.sequence_name,
                 "sequence": list(x.run.sequence),
-                "points": [p.as_dict() for p in run_points(x.run)],
+                "points": [p.to_dict() for p in run_points(x.run)],
                 "strategy": x.run.strategy,
                 "compiles": x.run.compiles,
                 "recompiles": x.run.recompiles,

@@ -35,6 +35,8 @@ app = typer.Typer(
 )
 
 err = Console(stderr=True, highlight=False)
+#: listings that are not a document of a run (targets, strategies): straight to stdout
+out = Console(highlight=False)
 
 COUNTS_HELP = (
     "Columns: compiles = Dynamo compilations (metrics records, failed ones included); "

@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
-from .common import DEBUG_OPTION, app, errors_to_exit
+from .common import DEBUG_OPTION, app, errors_to_exit, out
 
 
 @app.command(help="List the built-in targets and their parameters.")
@@ -23,8 +22,8 @@ def targets() -> None:
     for t in BUILTIN_TARGETS.values():
         params = ", ".join(f"{k}={v}" for k, v in t.params.items())
         table.add_row(t.name, params, t.description)
-    Console(highlight=False).print(table)
-    Console(highlight=False).print(
+    out.print(table)
+    out.print(
         "\nUser targets: package.module:fn or path/to/file.py:fn, with `inputs:` (tensor specs) "
         "or `factory:` + `batch_dims:` in the scenario."
     )
@@ -53,4 +52,4 @@ def strategies(
             table.add_column(header, overflow="fold", no_wrap=header == "strategy")
         for s in known.values():
             table.add_row(s.name, s.description, s.summary())
-        Console(highlight=False).print(table)
+        out.print(table)

@@ -124,7 +124,7 @@ def fingerprint(scenarios: Sequence[Any]) -> str:
             s.name,
             s.backend,
             list(s.strategies),
-            {name: [p.as_dict() for p in points] for name, points in s.points.items()},
+            {name: [p.to_dict() for p in points] for name, points in s.points.items()},
             sorted([b.strategy, b.sequence, b.key, repr(b.limit)] for b in s.budgets),
         ]
         for s in scenarios

@@ -73,7 +73,7 @@ def unfinished(job: Job, error: RunError, isolation: str = "process") -> Run:
         description=scenario.strategy(job.strategy).description,
         isolation=isolation,
     )
-    return replace(run, points=tuple(p.as_dict() for p in scenario.points.get(job.sequence, ())))
+    return replace(run, points=tuple(p.to_dict() for p in scenario.points.get(job.sequence, ())))
 
 
 def by_strategy(jobs: Sequence[Job]) -> list[tuple[str, list[Job]]]:

@@ -157,7 +157,7 @@ class Driver:
             if BATCH in self.scenario.symbols
             else point.get(self.scenario.symbols[0])
         )
-        sizes = point.as_dict()
+        sizes = point.to_dict()
         if self.error is not None:
             self.calls.append(
                 Call(

@@ -80,7 +80,7 @@ def _figureless(
             error,
             description=strategy.description,
         ),
-        points=tuple(p.as_dict() for p in points),
+        points=tuple(p.to_dict() for p in points),
         specializations=None,
         graph_breaks=None,
         shared_code=None,

@@ -110,7 +110,7 @@ def summarize(
         marked_dims=marked,
         no_effect=no_effect,
         notes=(*inherited, *notes, *driver.notes),
-        points=tuple(p.as_dict() for p in points),
+        points=tuple(p.to_dict() for p in points),
         argument_dims=tuple(
             {"source": source, "dim": dim, "symbol": symbol}
             for source, dim, symbol in target.dim_sources()

@@ -46,7 +46,7 @@ class MarkChoice:
     kind: str
     name: str = ""  #: Location.name, for code and tables
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "argument": self.argument,
             "dim": self.dim,
@@ -88,10 +88,10 @@ class Evaluation:
     #: with form "environment": the marks' own median µs/call (mark calls included)
     marks_steady_state_us: float | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "marks": [m.as_dict() for m in self.marks],
+            "marks": [m.to_dict() for m in self.marks],
             "whole_function": self.whole_function,
             "status": self.status,
             "compiles": self.compiles,
@@ -121,9 +121,9 @@ class Necessity:
     why: str  #: how the variant is worse, e.g. "3 compiles instead of 1"
     reason: str | None  #: the variant's first recompile reason, where it has one
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
-            "mark": self.mark.as_dict(),
+            "mark": self.mark.to_dict(),
             "change": self.change,
             "variant": self.variant,
             "why": self.why,
@@ -141,7 +141,7 @@ class Unfixable:
     reason_kind: str | None
     remedy: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "sequence": self.sequence,
             "call_index": self.call_index,
@@ -217,7 +217,7 @@ def _recommendation(e: Evaluation | None) -> dict[str, Any] | None:
     if e is None:
         return None
     return {
-        "marks": [m.as_dict() for m in e.marks],
+        "marks": [m.to_dict() for m in e.marks],
         "whole_function": e.whole_function,
         "compiles": e.compiles,
         "guard_count": e.guard_count,
@@ -272,23 +272,23 @@ def to_json(s: Suggestion) -> str:
         "reused": list(s.reused),
         "timed": list(s.timed),
         "recommendation": _recommendation(s.recommendation),
-        "necessity": [n.as_dict() for n in s.necessity],
+        "necessity": [n.to_dict() for n in s.necessity],
         "checks": None
         if s.checks_with is None
         else {
-            "with": s.checks_with.as_dict(),
-            "without": s.checks_without.as_dict() if s.checks_without else None,
+            "with": s.checks_with.to_dict(),
+            "without": s.checks_without.to_dict() if s.checks_without else None,
             "verdict": s.checks_verdict,
         },
-        "candidates": [c.as_dict() for c in s.candidates],
-        "unfixable": [u.as_dict() for u in s.unfixable],
+        "candidates": [c.to_dict() for c in s.candidates],
+        "unfixable": [u.to_dict() for u in s.unfixable],
         "change": None
         if change is None
         else {
             "code": list(change.code),
             "environment": dict(change.environment),
             "environment_measured": (
-                change.environment_measured.as_dict() if change.environment_measured else None
+                change.environment_measured.to_dict() if change.environment_measured else None
             ),
             "environment_note": change.environment_note,
             "yaml": change.yaml,

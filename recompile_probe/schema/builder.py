@@ -87,7 +87,7 @@ class Builder:
 
     def record(self, cls: type, only: tuple[str, ...] | None = None) -> dict[str, Any]:
         """The object a record is written as: every field, or ``only`` these (a hand-written
-        ``as_dict`` that leaves some out)."""
+        ``to_dict`` that leaves some out)."""
         hints = typing.get_type_hints(cls)
         docs = field_docs(cls)
         props: dict[str, Any] = {}

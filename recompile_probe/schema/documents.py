@@ -262,7 +262,7 @@ def suggest_schema(strict: bool = False) -> dict[str, Any]:
         ("Suggestion", "stopped_by"): sug.STOPPED_BY,
     }
     builder = Builder(strict, enums)
-    # the records as their as_dict writes them (MarkChoice without name, Evaluation without cost)
+    # the records as their to_dict writes them (MarkChoice without name, Evaluation without cost)
     builder.defs["MarkChoice"] = builder.record(
         sug.MarkChoice, ("argument", "dim", "symbol", "kind")
     )

@@ -39,7 +39,7 @@ class Point:
     def batch(cls, size: int) -> Point:
         return cls(((BATCH, int(size)),))
 
-    def as_dict(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, int]:
         return dict(self.items)
 
     def get(self, symbol: str) -> int | None:

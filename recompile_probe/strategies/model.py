@@ -48,7 +48,7 @@ class LocationMark:
     dim: int
     kind: str  #: a ``MARKS`` key
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"argument": self.argument, "dim": self.dim, "kind": self.kind}
 
 

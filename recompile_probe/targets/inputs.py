@@ -124,7 +124,7 @@ def user_factory(
 
         # A factory that draws from the global RNG is made deterministic too.
         torch.manual_seed(seed_for(seed, point))
-        result = fn(point.get(BATCH)) if tuple(symbols) == (BATCH,) else fn(**point.as_dict())
+        result = fn(point.get(BATCH)) if tuple(symbols) == (BATCH,) else fn(**point.to_dict())
         inputs = normalize(result)
         if len(checked) < 2 and point not in checked:
             check_dims(inputs, refs, point, param_names, error)

@@ -54,7 +54,7 @@ class LoadedTarget:
     def drive(self, fn: Callable, point: Point, options: Mapping[str, Any] | None = None) -> Any:
         """One point through the driver: ``driver(fn, **sizes, **options)``."""
         assert self.driver is not None, "only a driven target's points are driven"
-        return self.driver(fn, **point.as_dict(), **(options or {}))
+        return self.driver(fn, **point.to_dict(), **(options or {}))
 
     def source_of(self, path: Any) -> str | None:
         """The source Dynamo names this argument path by, e.g. ``L['kwargs']['input_ids']``."""

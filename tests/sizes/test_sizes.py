@@ -17,7 +17,7 @@ from recompile_probe.sizes.points import (
 
 def test_grid_expands_with_the_last_symbol_fastest():
     points = parse_sequence("s", {"grid": {"B": [1, 2], "S": [16, 128, 7]}}, ["B", "S"])
-    assert [p.as_dict() for p in points] == [{"B": b, "S": s} for b in (1, 2) for s in (16, 128, 7)]
+    assert [p.to_dict() for p in points] == [{"B": b, "S": s} for b in (1, 2) for s in (16, 128, 7)]
 
 
 def test_a_grid_follows_the_scenario_symbol_order_and_holds_a_symbol_fixed():
