@@ -268,3 +268,26 @@ def test_every_command_line_in_the_docs_parses(path, number, line):
         parse(arguments(line))
     except UsageError as e:  # NoSuchOption, BadParameter, MissingParameter, ...
         pytest.fail(f"{rel(path)}:{number}: `{line}` does not parse: {e.format_message()}")
+
+
+def test_architecture_names_only_files_that_exist() -> None:
+    """docs/architecture.md's table of the files behind each command names real modules."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    table = text[text.index("## The files behind each command") : text.index("## Which way")]
+    package = ROOT / "recompile_probe"
+    named = re.findall(r"(?<![\w/.])((?:[a-z_]+/)*[a-z_]+\.py|[a-z_]+/)(?![\w/])", table)
+    assert len(named) > 20
+    for row in table.splitlines()[2:]:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        if len(cells) < 3 or not cells[1].endswith(".py"):
+            continue
+        assert (package / "cli" / cells[1]).is_file(), cells[1]
+    # a bare name ("overrides.py" after "scenario/load.py") is a sibling: some folder holds it
+    files = {p.relative_to(package).as_posix() for p in package.rglob("*.py")}
+    folders = {p.relative_to(package).as_posix() + "/" for p in package.rglob("*") if p.is_dir()}
+    known = files | folders
+
+    def exists(name: str) -> bool:
+        return name in known or any(k.endswith("/" + name) for k in known)
+
+    assert [name for name in named if not exists(name)] == []
