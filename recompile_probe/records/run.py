@@ -161,7 +161,7 @@ class Violation:
 
 @dataclass(frozen=True, kw_only=True)
 class Run:
-    """One (target, sequence, strategy) probe. Built by keyword: 44 fields read by name."""
+    """One (target, sequence, strategy) probe."""
 
     target: str
     sequence_name: str
