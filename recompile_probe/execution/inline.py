@@ -8,6 +8,7 @@ from typing import Any
 
 from ..probe.eager import EagerReference, eager_reference
 from ..probe.run import probe, warm_up
+from ..probe.state import ProgramState, roots_of, state_note
 from ..records.report import Environment
 from ..records.run import Run
 from ..scenario.model import Scenario
@@ -22,28 +23,29 @@ class Prepared:
     def __init__(self, scenario: Scenario, debug: bool = False) -> None:
         self.scenario, self.debug = scenario, debug
         self.target: LoadedTarget = loader.load(scenario)
+        # as the program is before its first call: every reference and run starts from it
+        self.state = ProgramState(roots_of(scenario.target, self.target.fn, self.target.driver))
         warm_up(
             scenario.backend, scenario.backend_mode, dict(scenario.backend_options or {}) or None
         )
         # a rank of a distributed scenario calls every point, as its peers' collectives expect
         self.every_call = bool(scenario.ranks)
-        self.references: dict[tuple, EagerReference] = {
-            (name, ()): eager_reference(
-                self.target, points, scenario.repeats, every_call=self.every_call
-            )
-            for name, points in scenario.points.items()
-        }
+        self.references: dict[tuple, EagerReference] = {}
+        for name, points in scenario.points.items():
+            self.references[(name, ())] = self._reference(points, scenario.repeats, None)
+
+    def _reference(self, points: Any, repeats: int, options: Any) -> EagerReference:
+        self.state.restore()
+        ref = eager_reference(self.target, points, repeats, options, every_call=self.every_call)
+        ref.notes = tuple(filter(None, [state_note(self.state.changes())]))
+        return ref
 
     def reference(self, sequence: str, scenario: Scenario, options: Any) -> EagerReference:
         """The eager outputs of a sequence, per driver_options (computed on first use)."""
         key = (sequence, tuple(sorted((k, repr(v)) for k, v in (options or {}).items())))
         if key not in self.references:
-            self.references[key] = eager_reference(
-                self.target,
-                scenario.points[sequence],
-                scenario.repeats,
-                options,
-                every_call=self.every_call,
+            self.references[key] = self._reference(
+                scenario.points[sequence], scenario.repeats, options
             )
         return self.references[key]
 
@@ -58,13 +60,15 @@ class Prepared:
         inputs, sequences and backend) whose strategies may differ, e.g. a candidate's."""
         scenario = scenario or self.scenario
         chosen = scenario.strategy(strategy)
+        reference = self.reference(sequence, scenario, chosen.driver_options)
+        self.state.restore()
         return probe(
             scenario,
             self.target,
             sequence,
             scenario.points[sequence],
             chosen,
-            self.reference(sequence, scenario, chosen.driver_options),
+            reference,
             trace_dir,
             quiet=not self.debug,
         )

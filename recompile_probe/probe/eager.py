@@ -33,6 +33,8 @@ class EagerReference:
     #: the driver's return value per point index, where it depends on more than the point: a
     #: rank's result after a collective holds what its peers computed at that call
     results: dict[int, Any] = field(default_factory=dict)
+    #: what every run inherits from how the reference went (the target changing its own state)
+    notes: tuple[str, ...] = ()
 
     def result(self, index: int, point: Point) -> Any:
         """What the driver returned at call ``index`` (of ``point``) in eager."""

@@ -173,7 +173,7 @@ def probe(
         reference,
         acting,
         Lines(collector, break_mark),
-        inherited=tuple(overridden),
+        inherited=(*overridden, *reference.notes),
         trace_file=written,
     )
 

@@ -64,7 +64,7 @@ def summarize(
     times = [e.compile_time_ms for e in events]
     known_times = [t for t in times if t is not None]
     timing = driver.timing
-    marked, notes, no_effect = _marking(driver, strategy, target, acting, entries)
+    marked, notes, no_effect = _marking(driver, strategy, target, acting, entries, events)
     sequence = batch_values(points, scenario.symbols)
     return Run(
         target=target.name,
@@ -236,11 +236,13 @@ def _marking(
     target: LoadedTarget,
     acting: tuple[str, ...],
     entries: list[EntryInfo] | None,
+    events: tuple[CompileEvent, ...],
 ) -> tuple[int | None, tuple[str, ...], str | None]:
     """(marked_dims, notes, no_effect): how many dims the strategy marked or named, a note when
     a strategy meant to mark had nothing to mark (e.g. batch_dims: {}, or a list of tensors),
     and why it had no effect when the sources it named match nothing the compiled frames guard
-    on (Dynamo ignores a source that names nothing, so such a run is the default one)."""
+    on or fail on (Dynamo ignores a source that names nothing, so such a run is the default
+    one)."""
     by_sources = any(v == BATCH_SOURCES for v in strategy.config.values())
     what = ", ".join(acting) or "no symbol"
     why = f"no dim of {what} is a tensor dim (dims are empty or name non-tensor arguments)"
@@ -254,7 +256,7 @@ def _marking(
         named = target.sources(acting, driver.last_inputs) if by_sources else written
         if not named:
             return 0, (f"nothing to name: {why}; set no source",), None
-        unmatched = _unmatched(sorted({s for s, _ in named}), entries)
+        unmatched = _unmatched(sorted({s for s, _ in named}), entries, events)
         if unmatched is not None and len(unmatched) == len({s for s, _ in named}):
             no_effect = (
                 f"no effect: matched no source: {', '.join(unmatched)} named nothing the "
@@ -282,12 +284,17 @@ def _written_sources(strategy: Strategy) -> list[tuple[str, int]]:
     return out
 
 
-def _unmatched(sources: list[str], entries: list[EntryInfo] | None) -> list[str] | None:
-    """The sources no guard of any cache entry names; None when the guards are unknown (no
-    entries, or none whose guard tree could be read)."""
-    if not entries or not any(e.guards for e in entries):
+def _unmatched(
+    sources: list[str], entries: list[EntryInfo] | None, events: tuple[CompileEvent, ...]
+) -> list[str] | None:
+    """The sources no guard of any cache entry and no recompile reason names; None when that
+    cannot be told: no entries, none whose guard tree could be read, or a compile that failed
+    (it left no entry, and its error names symbols such as u0, not sources: the sources may be
+    why it failed)."""
+    if not entries or not any(e.guards for e in entries) or any(e.failed for e in events):
         return None
     texts = [g.text for e in entries for g in e.guards]
+    texts += [t for e in events for t in (e.reason or "", *e.failures)]
     named = {g.source for e in entries for g in e.guards if g.source}
     return [s for s in sources if s not in named and not any(s in t for t in texts)]
 

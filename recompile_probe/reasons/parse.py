@@ -35,6 +35,8 @@ _ALIASED = re.compile(r"^(?P<a>[\w\[\]'\".]+) is (?P<b>[\w\[\]'\".]+)$")
 #: how releases word a failed NO_TENSOR_ALIASING guard (two sources must stay distinct):
 #: ``Duplicate tensors found: ["a", "b"]`` (2.13 lists the sources as a Python list's repr), and
 #: in torch 2.15 also the guard's name, with the sources it could no longer evaluate
+#: ``x is None`` / ``x is not None`` (and True/False): a value guard on one source, not aliasing
+_IS_CONSTANT = re.compile(r"^(?P<src>.+?) is (?P<neg>not )?(?P<value>None|True|False)$")
 _NO_ALIASING = ("Duplicate tensors found", "NO_TENSOR_ALIASING")
 #: the sources a list's repr names: ``["a", "b"]`` (L['a'] once stripped to a), ``['a', 'b']``
 _QUOTED = (re.compile(r'"([^"]+)"'), re.compile(r"'([^']+)'"))
@@ -88,6 +90,13 @@ def parse_line(line: str) -> ReasonDetail:
         return ReasonDetail("peer_rank_recompiled", "another rank's guards", **base)
     if is_internal_error(body):
         return ReasonDetail("torch_internal_error", "internal assertion", **base)
+    constant = _IS_CONSTANT.match(body)
+    if constant:
+        subject = constant.group("src").strip()
+        if subject.isidentifier():
+            subject = local_source(subject)
+        value = f"is {constant.group('neg') or ''}{constant.group('value')}"
+        return ReasonDetail(_value_kind(subject), "value", subject, expected=value, **base)
     aliased = _ALIASED.match(body)
     # a global alias (``G['F'] is G['torch'].nn.functional``: one module under two names) is
     # not two arguments
@@ -200,15 +209,19 @@ def parse_line(line: str) -> ReasonDetail:
         value = equals.group("value").strip()
         if _ARGUMENTS.match(subject):
             return ReasonDetail("arguments_changed", "length", subject, expected=value, **base)
-        kind = (
-            "global_or_config_change"
-            if subject.startswith("G[") or "config" in subject
-            else "object_state"
-            if _ATTRIBUTE.search(subject) and not subject.startswith("len(")
-            else "python_scalar_change"
-        )
-        return ReasonDetail(kind, "value", subject, expected=value, **base)
+        return ReasonDetail(_value_kind(subject), "value", subject, expected=value, **base)
     return ReasonDetail("other", "unknown", **base)
+
+
+def _value_kind(subject: str) -> str:
+    """The kind of a value guard on ``subject``: a global (a module-level config included), an
+    attribute of an object the function was given (a model's ``config`` field included), or a
+    plain Python value."""
+    if subject.startswith("G["):
+        return "global_or_config_change"
+    if _ATTRIBUTE.search(subject) and not subject.startswith("len("):
+        return "object_state"
+    return "python_scalar_change"
 
 
 def _subject(body: str) -> str:

@@ -196,6 +196,7 @@ def _seeded(driver: Callable[..., Any], seed: int, symbols: tuple[str, ...]) -> 
         torch.manual_seed(inputs.seed_for(seed, Point.of(sizes)))
         return driver(fn, **kwargs)
 
+    run.__wrapped__ = driver  # type: ignore[attr-defined]  # what the program's state walk follows
     return run
 
 

@@ -55,6 +55,18 @@ def call(x, m):
     return m(x)
 
 
+class Settings:
+    def __init__(self, mode):
+        self.mode = mode
+
+
+def settle(x, settings):
+    # what a classifier does on its first call with labels: Dynamo guards on ``mode is None``
+    if settings.mode is None:
+        return x + 1
+    return x - 1
+
+
 CASES = [
     (
         "zero_one_specialization",
@@ -150,6 +162,13 @@ CASES = [
         {},
         {"what": "type", "source": "L['m']"},
     ),
+    (
+        "object_state",
+        settle,
+        [plain(torch.randn(2), Settings(None)), plain(torch.randn(2), Settings("labels"))],
+        {},
+        {"what": "value", "source": "settings.mode", "expected": "is None"},
+    ),
 ]
 
 
@@ -195,6 +214,17 @@ def test_an_objects_state_and_the_set_of_arguments_have_their_own_kinds():
     # a user's list and a plain value keep theirs
     assert parse_line("0/0: len(L['xs']) == 3").kind == "python_scalar_change"
     assert parse_line("0/0: L['n'] == 3").kind == "python_scalar_change"
+    # a model's config field is the model's state; a module-level config is a global
+    unset = parse_line("0/0: self.config.problem_type is None")
+    assert (unset.kind, unset.source, unset.expected) == (
+        "object_state",
+        "self.config.problem_type",
+        "is None",
+    )
+    assert parse_line("0/0: L['self'].config.use_cache == True").kind == "object_state"
+    assert parse_line("0/0: G['CONFIG'].mode is not None").kind == "global_or_config_change"
+    # two sources that must stay one object are aliasing, not a value
+    assert parse_line("0/0: L['a'] is L['b']").kind == "tensor_aliasing"
 
 
 def test_refine_only_turns_specialized_origins_into_user_specialization():
