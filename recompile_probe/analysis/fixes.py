@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..reasons import frameworks
-from ..reasons.kinds import no_fix_why
+from ..reasons.kinds import no_fix_why, tries
 from ..records.run import Run
 from ..scenario.builtin_targets import BUILTIN_TARGETS
 from ..sizes.points import Point, varying
 from ..strategies.advice import Arguments, check_lines, code
 from ..strategies.model import BATCH_SOURCES, Strategy
 from .sequence import moved, transitions
-from .verdicts import eligible
+from .verdicts import eligible, plural
 
 
 def acting_symbols(run: Run) -> tuple[str, ...]:
@@ -74,15 +74,20 @@ def recompiles(
     fixes by counts only, after the others)."""
     out = []
     events = {e.compile_id: e for e in run.compile_events}
+    runs = [r for r in runs if r.sequence_name == run.sequence_name]
     for t in transitions(run):
         event = events.get(t.compile_id)
         fixes = []
+        worse = []
         for other in runs:
             # outputs not compared (None) stay a fix measured by counts, labelled as such
             if other is run or not eligible(other) or other.outputs_match is False:
                 continue
             call = other.calls[t.call_index] if t.call_index < len(other.calls) else None
             if call is None or call.event in ("recompile", "error", "eager"):
+                continue
+            if _more_compiles(other, run):  # no recompile here, more over the sequence
+                worse.append(other)
                 continue
             strategy = strategies.get(other.strategy)
             if strategy is None:
@@ -132,7 +137,16 @@ def recompiles(
                 None
                 if fixes
                 else _with_hint(
-                    no_fix_why(kind, event.reason_detail if event else None),
+                    " ".join(
+                        filter(
+                            None,
+                            (
+                                no_fix_why(kind, event.reason_detail if event else None),
+                                _worse_overall(worse, run),
+                                _tried(kind, t.call_index, run, runs, worse),
+                            ),
+                        )
+                    ),
                     kind,
                     event,
                     _static_cache_measured(t.call_index, run, runs, strategies),
@@ -144,6 +158,66 @@ def recompiles(
             )
         )
     return out
+
+
+def _more_compiles(other: Run, run: Run) -> bool:
+    return other.compiles is not None and run.compiles is not None and other.compiles > run.compiles
+
+
+def _figures(run: Run) -> str:
+    if run.compiles is None:
+        return "n/a compiles"
+    failed = f" ({run.failed_compiles} failed)" if run.failed_compiles else ""
+    return f"{plural(run.compiles, 'compile')}{failed}"
+
+
+def _worse_overall(worse: list[Run], run: Run) -> str | None:
+    """The strategies that did not recompile on this call but compiled more over the sequence:
+    measured, and no fix."""
+    if not worse:
+        return None
+    said = "; ".join(f"{o.strategy} {_figures(o)}" for o in worse)
+    return (
+        f"Measured in this report, no fix: {said} against {_figures(run)} for {run.strategy} "
+        "(no recompile on this call, more compiles over the sequence)."
+    )
+
+
+def _tried(
+    kind: str | None, call_index: int, run: Run, runs: list[Run], said: list[Run]
+) -> str | None:
+    """The kind's strategies (``Kind.tries``) as this report measured them at this call, and
+    those it did not run, named as not measured; ``said``: runs already named."""
+    names = [n for n in tries(kind) if n != run.strategy and n not in {r.strategy for r in said}]
+    if not names:
+        return None
+    by_name = {r.strategy: r for r in runs}
+    measured, unmeasured = [], []
+    counted = False  # a strategy described by its compiles: say the explained run's beside it
+    for name in names:
+        other = by_name.get(name)
+        if other is None:
+            unmeasured.append(name)
+            continue
+        call = other.calls[call_index] if call_index < len(other.calls) else None
+        if other.status != "ok" or call is None:
+            what = f"did not finish this call ({other.status})"
+        elif call.event == "recompile":
+            what = "recompiled at this call too"
+        elif other.no_effect:
+            what = other.no_effect
+        elif other.outputs_match is False:
+            what = "did not recompile here, but its outputs differ from eager"
+        else:
+            what, counted = f"made {_figures(other)} over the sequence", True
+        measured.append(f"{name} {what}")
+    out = []
+    if measured:
+        against = f" (against {_figures(run)} for {run.strategy})" if counted else ""
+        out.append(f"Measured in this report: {'; '.join(measured)}{against}.")
+    if unmeasured:
+        out.append(f"Not measured in this report: try {' or '.join(unmeasured)}.")
+    return " ".join(out)
 
 
 def _with_hint(why: str, kind: str | None, event: Any, measured: str | None) -> str:

@@ -20,6 +20,9 @@ class Kind:
     no_fix_why: str  #: why no strategy (marks, config) removes it
     #: what to do about it when no marking removed it; None: the size remedy (SIZE_REMEDY)
     remedy: str | None = None
+    #: strategies that can remove it where the run's own did not: named as measured (with their
+    #: figures) where the report ran them, as not measured where it did not (analysis.fixes)
+    tries: tuple[str, ...] = ()
 
 
 #: a size change no measured marking removed
@@ -41,8 +44,8 @@ TABLE: Mapping[str, Kind] = MappingProxyType(
             Kind(
                 "zero_one_specialization",
                 "a size guard of an entry specialized to 0 or 1, or a failed `2 <= size` guard",
-                "no strategy in this run kept the batch dim symbolic through sizes 0 and 1; try "
-                "mark_unbacked or unbacked_sources.",
+                "no strategy in this run kept the batch dim symbolic through sizes 0 and 1.",
+                tries=("mark_unbacked", "unbacked_sources"),
             ),
             Kind(
                 "static_size_change",
@@ -239,6 +242,11 @@ INTERNAL_WORDS = "torch raised an internal assertion; this is not your code"
 
 def _isolates(kind: str | None, detail: Mapping | None) -> bool:
     return kind == "shared_code_object" and bool((detail or {}).get("isolate_recompiles"))
+
+
+def tries(kind: str | None) -> tuple[str, ...]:
+    """The strategies that can remove a recompile of ``kind`` (``Kind.tries``)."""
+    return TABLE[kind if kind is not None and kind in TABLE else "other"].tries
 
 
 def no_fix_why(kind: str | None, detail: Mapping | None = None) -> str:

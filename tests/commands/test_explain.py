@@ -133,3 +133,26 @@ def test_explain_names_the_caller_of_an_inlined_helpers_guard(tmp_path):
     line = said.index("    return helper(y, n)") + 1
     words = " ".join(text.stdout.split())  # wrapped at the terminal's width
     assert f"called from inlined.py:{line} in outer `return helper(y, n)`" in words
+
+
+ALONE = """
+name: alone
+target: logprobs.count_greater_than
+sequences: {rl: [1, 2, 8]}
+strategies: [default]
+repeats: 0
+"""
+
+
+def test_a_strategy_the_report_did_not_run_is_advised_as_not_measured(tmp_path):
+    path = tmp_path / "alone.yaml"
+    path.write_text(ALONE)
+    result = CliRunner().invoke(app, ["explain", str(path), "-q", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    (x,) = json.loads(result.stdout)["explanations"]
+    (recompile,) = x["recompile_reasons"]
+    # the seed's 1 -> 2 recompile, and no other strategy ran
+    assert recompile["reason_kind"] == "zero_one_specialization" and recompile["fixes"] == []
+    why = recompile["no_fix_why"]
+    assert "Not measured in this report: try mark_unbacked or unbacked_sources." in why
+    assert "Measured in this report" not in why

@@ -100,3 +100,54 @@ def test_a_remedy_for_another_framework_is_not_given():
     assert hints("object_state", detail, ["/src/mymodel/cache.py"]) == ""
     found = hints("object_state", detail, ["/x/site-packages/transformers/cache_utils.py"])
     assert "static cache" in found
+
+
+VIT = PROGRAMS / "vit_resize" / "resize.yaml"
+
+
+@pytest.fixture(scope="module")
+def vit_explained(tmp_path_factory):
+    """explain of every run of a ViT over growing resolutions (tests/programs/vit_resize), with
+    the report it explained: the same runs' measured figures."""
+    folder = tmp_path_factory.mktemp("vit")
+    out, report = folder / "explain.json", folder / "report.json"
+    strategies = "default,unbacked_sources,mark_unbacked"
+    for command, path in (("explain", out), ("run", report)):
+        done = subprocess.run(
+            [sys.executable, "-m", "recompile_probe", command, str(VIT), "-s", strategies,
+             "-f", "json", "-o", str(path), "-q"],
+            capture_output=True, text=True, env=ENV, timeout=900,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+    runs = {r["strategy"]: r for r in json.loads(report.read_text())["runs"]}
+    return json.loads(out.read_text())["explanations"], runs
+
+
+def test_a_measured_fix_never_compiles_more_than_the_run_it_fixes(vit_explained):
+    explanations, runs = vit_explained
+    listed = 0
+    for x in explanations:
+        for r in x["recompile_reasons"]:
+            for fix in r["fixes"]:
+                listed += 1
+                # the fix's own run, as `run` measured it in the same scenario
+                assert runs[fix["strategy"]]["compiles"] <= runs[x["strategy"]]["compiles"]
+    assert listed  # mark_unbacked's recompiles have fixes: default and unbacked_sources
+
+
+def test_advice_names_a_strategy_the_report_ran_by_what_it_measured(vit_explained):
+    explanations, runs = vit_explained
+    for x in explanations:
+        for r in x["recompile_reasons"]:
+            if r["reason_kind"] != "zero_one_specialization" or r["fixes"]:
+                continue
+            why = r["no_fix_why"]
+            # both strategies the kind suggests ran: neither is advised as untried
+            assert "try mark_unbacked" not in why and "try unbacked_sources" not in why
+            assert "Measured in this report:" in why
+            for other in ("mark_unbacked", "unbacked_sources"):
+                if other == x["strategy"]:
+                    continue
+                call = runs[other]["calls"][r["call_index"]]
+                if call["event"] == "recompile":
+                    assert f"{other} recompiled at this call too" in why
