@@ -202,9 +202,8 @@ def serving_entry(code: Any, f_locals: dict[str, Any]) -> Any | None | bool:
     if entries is None:
         return False
     for entry in entries:
-        manager = getattr(entry, "guard_manager", None)
         try:
-            if manager is not None and manager.check(f_locals):
+            if cache.accepts(entry, f_locals):
                 return entry
         except Exception:  # noqa: BLE001
             return False

@@ -29,6 +29,21 @@ def dynamo_codes() -> list[Any] | None:
     return [c for c in (ref() for ref in list(seen)) if c is not None]
 
 
+def accepts(entry: Any, f_locals: dict[str, Any]) -> bool | None:
+    """Whether the entry's guards accept these frame locals, asked so that the program does not
+    notice: a failing ``guard_manager.check`` counts the failure and sorts the guard tree's
+    children by failures, so the next real call's recompile would name another failing guard
+    first than the program's own run does. ``check_verbose`` evaluates the same guards and
+    leaves the tree as it is. None: this entry has no guard manager."""
+    manager = getattr(entry, "guard_manager", None)
+    if manager is None:
+        return None
+    verbose = getattr(manager, "check_verbose", None)
+    if verbose is None:  # no side-effect-free check in this torch: the plain one
+        return bool(manager.check(f_locals))
+    return bool(verbose(f_locals).result)
+
+
 def entry_compile_id(entry: Any) -> str | None:
     cid: Any = getattr(entry, "compile_id", None)
     return None if cid is None else str(cid)
