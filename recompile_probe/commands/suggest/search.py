@@ -5,11 +5,11 @@ Greedy works on groups, not dims: the dims that vary together (those that follow
 symbol, or, following none, take the same sizes at the same calls: every layer's cache length)
 are marked together, so the search grows with what varies independently, not with the number of
 tensors (a model with 8 cache tensors has 3 groups, not 20 dims). Start unmarked, with the
-whole-function strategies measured beside it; at each step try marking (dynamic or unbacked)
-each group whose dims the current best's recompile reasons name (every group when they name
-none), one group at a time and all of them together (groups that change at the same call need
-each other); keep the best step while it improves, then drop or weaken whole groups while that
-does not make it worse.
+whole-function strategies measured right after it (before any marking, in both searches); at
+each step try marking (dynamic or unbacked) each group whose dims the current best's recompile
+reasons name (every group when they name none), one group at a time and all of them together
+(groups that change at the same call need each other); keep the best step while it improves,
+then drop or weaken whole groups while that does not make it worse.
 """
 
 from __future__ import annotations
@@ -124,7 +124,14 @@ class Search:
             if whole
             else []
         )
-        return self.bench.measure_all([*(self._wanted(c) for c in choices), *extra])
+        wanted = [self._wanted(c) for c in choices]
+        # Measured first, after the unmarked baseline: the whole-function strategies are few,
+        # each costs one candidate and they are often the answer, so a limit that stops the
+        # search has them measured rather than cut.
+        first = [w for w in wanted if w[0] == unmarked_key()]
+        rest = [w for w in wanted if w[0] != unmarked_key()]
+        self.bench.measure_all([*first, *extra, *rest])
+        return [self.bench.measured[w[0]] for w in wanted]
 
     def exhaustive(self) -> None:
         n = len(self.locations)

@@ -211,3 +211,18 @@ def test_budget_stops_the_same_way_and_says_how_to_go_on(untimed):
     assert data["notes"][0].startswith("stopped by --budget 5 after ")
     assert f"5 of {PLANNED} planned candidates measured" in data["notes"][0]
     assert any("larger --budget" in n for n in data["notes"])
+
+
+def test_a_budget_of_six_measures_the_unmarked_candidate_and_every_whole_function_strategy(
+    untimed,
+):
+    """The whole-function strategies come first after the unmarked baseline, so a search cut
+    short has them (what a limit leaves out is markings)."""
+    from recompile_probe.commands.suggest.search import WHOLE_FUNCTION
+
+    result = suggest(load(str(untimed)), budget=1 + len(WHOLE_FUNCTION))
+    assert result.complete is False and result.stopped_by == "budget"
+    assert result.evaluations == 1 + len(WHOLE_FUNCTION)
+    # each measured, with a status (unsupported where this torch lacks the knob): none was cut
+    assert sorted(c.name for c in result.candidates) == sorted(("no marks", *WHOLE_FUNCTION))
+    assert {c.whole_function for c in result.candidates} == {None, *WHOLE_FUNCTION}
