@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..sizes.paths import Path, parse_path
+from ..torch_compat.compile_keywords import SPEC_KEYWORDS, spec_keyword
 from .model import BATCH_SOURCES, MARKS, LocationMark, Strategy, filled
 
 #: (Dynamo source, dim, size symbol) of every dim a symbol moves, e.g. ("L['x']", 0, "B")
@@ -183,9 +184,12 @@ def spec_lines(args: Arguments, acting: Sequence[str]) -> list[str]:
         last = max(dims)
         listed = ", ".join(dims.get(d, "None") for d in range(last + 1))
         specs.append(f"{name!r}: TensorSpec([{listed}, *[None] * ({name}.dim() - {last + 1})])")
+    # the keyword this torch takes, so that the line runs as pasted; the other release's named
+    keyword = spec_keyword() or SPEC_KEYWORDS[0]
+    other = next(k for k in SPEC_KEYWORDS if k != keyword)
+    release = "torch 2.13" if other == "shapes_spec" else "torch 2.14 and later"
     lines.append(
-        f"torch.compile(fn, dynamic_shapes=ShapesSpec({{{', '.join(specs)}}}))"
-        "  # shapes_spec= on torch 2.13"
+        f"torch.compile(fn, {keyword}=ShapesSpec({{{', '.join(specs)}}}))  # {other}= on {release}"
     )
     return lines
 

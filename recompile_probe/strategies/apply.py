@@ -39,6 +39,7 @@ def missing_features(strategy: Strategy, *, target_is_compiled: bool = False) ->
             else ("the target is not torch.compile'd, so there is no decoration to run as is")
         )
     from ..torch_compat import knobs
+    from ..torch_compat.compile_keywords import spec_keyword
 
     for kind, options in _kinds_and_options(strategy):
         module_name, fn_name = MARKS[kind]
@@ -55,7 +56,7 @@ def missing_features(strategy: Strategy, *, target_is_compiled: bool = False) ->
     for key in strategy.compile:
         if (why := knobs.compile_keyword_missing(key)) is not None:
             return why
-    if strategy.shapes_spec and (knobs.spec_keyword() is None or not knobs.shapes_spec_types()):
+    if strategy.shapes_spec and (spec_keyword() is None or not knobs.shapes_spec_types()):
         return (
             "torch.compile in this torch takes no ShapesSpec (dynamic_shapes= from torch 2.14, "
             "shapes_spec= on torch 2.13)"
@@ -323,8 +324,9 @@ def shapes_spec(
     import torch
 
     from ..torch_compat import knobs
+    from ..torch_compat.compile_keywords import spec_keyword
 
-    keyword, types = knobs.spec_keyword(), knobs.shapes_spec_types()
+    keyword, types = spec_keyword(), knobs.shapes_spec_types()
     assert keyword is not None and types is not None, "missing_features rules this out"
     shapes_cls, tensor_cls, var_cls = types
     if inputs is None:

@@ -37,6 +37,16 @@ def compile_accepts(name: str) -> bool:
     return name in (compile_keywords() or ())
 
 
+#: the keyword that takes a ShapesSpec, newest first (2.14 renamed 2.13's shapes_spec=)
+SPEC_KEYWORDS = ("dynamic_shapes", "shapes_spec")
+
+
+def spec_keyword() -> str | None:
+    """The torch.compile keyword that takes a ShapesSpec here; None where there is none."""
+    have = compile_keywords() or frozenset()
+    return next((k for k in SPEC_KEYWORDS if k in have), None)
+
+
 def _from_source() -> frozenset[str] | None:
     import ast
     import importlib.util

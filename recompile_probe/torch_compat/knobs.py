@@ -30,10 +30,8 @@ RELEASES: dict[str, str] = {
     "mark_unbacked:max": "torch 2.13",
 }
 
+
 #: torch.compile's keyword for a ShapesSpec, newest name first (each release rejects the other).
-SPEC_KEYWORDS = ("dynamic_shapes", "shapes_spec")
-
-
 def release_of(knob: str) -> str:
     """ " (torch 2.15 has it)" for a knob whose release is known; "" otherwise."""
     where = RELEASES.get(knob)
@@ -47,12 +45,6 @@ def compile_keyword_missing(key: str) -> str | None:
     if have is None or key in have:
         return None
     return f"torch.compile in this torch has no {key}= keyword" + release_of(f"compile:{key}")
-
-
-def spec_keyword() -> str | None:
-    """The torch.compile keyword that takes a ShapesSpec here; None where there is none."""
-    have = compile_keywords() or frozenset()
-    return next((k for k in SPEC_KEYWORDS if k in have), None)
 
 
 def recompile_limit_as_config(kwargs: dict[str, Any]) -> dict[str, Any]:

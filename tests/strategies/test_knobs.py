@@ -173,9 +173,12 @@ def test_static_sources_holds_the_batch_dims_static(seed_report):
 
 
 def test_a_missing_compile_keyword_is_unsupported_with_its_release(monkeypatch):
+    import recompile_probe.torch_compat.compile_keywords as keywords
     import recompile_probe.torch_compat.knobs as knobs
 
-    monkeypatch.setattr(knobs, "compile_keywords", lambda: frozenset({"dynamic", "backend"}))
+    older = lambda: frozenset({"dynamic", "backend"})  # noqa: E731 - a torch before 2.13
+    monkeypatch.setattr(knobs, "compile_keywords", older)
+    monkeypatch.setattr(keywords, "compile_keywords", older)
     why = missing_features(BUILTINS["isolate_recompiles"])
     assert why is not None and "isolate_recompiles=" in why and "torch 2.13" in why
     why = missing_features(BUILTINS["shapes_spec"])

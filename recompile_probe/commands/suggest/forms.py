@@ -103,12 +103,30 @@ def environment_form(
 
 
 def code_for(
-    e: Evaluation, target_name: str, checks: tuple[str, ...], param_names: Sequence[str | None]
+    e: Evaluation,
+    target_name: str,
+    checks: tuple[str, ...],
+    param_names: Sequence[str | None],
+    locations: tuple[Location, ...] = (),
+    ranges: dict[str, tuple[int, int]] | None = None,
 ) -> tuple[str, ...]:
-    """The recommendation as code: its marks (strategies/advice.py), the measured checks."""
+    """The recommendation as code: its marks (strategies/advice.py), the measured checks; a
+    whole-function winner as the lines its strategy stands for (the compile keyword, config
+    lines, marks or a ShapesSpec) over the varying dims (``locations``) it acted on."""
     if e.whole_function:
-        s = BUILTINS[e.whole_function]
-        return (f"# no marks: the {e.whole_function} strategy ({s.summary()})",)
+        # a dim that follows no symbol (each layer's cache length) stands for itself
+        dims = tuple(
+            (loc.source, loc.dim, loc.symbol or f"{loc.name}:{loc.dim}")
+            for loc in locations
+            if loc.source is not None
+        )
+        lines = advice.code(
+            BUILTINS[e.whole_function],
+            advice.Arguments(dims=dims, param_names=param_names, ranges=dict(ranges or {})),
+            tuple(dict.fromkeys(sym for _, _, sym in dims)),
+            before=f"# in eager code, right before each call of {target_name}:",
+        )
+        return (f"# the {e.whole_function} strategy, as measured:", *lines)
     if not e.marks:
         return ("# nothing to add: no marking measured better than none",)
     lines = advice.code(

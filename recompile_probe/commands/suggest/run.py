@@ -32,6 +32,7 @@ from ...records.environment import current
 from ...records.report import Report, ScenarioRef, Tool
 from ...records.suggestion import Change, Evaluation, Necessity, Suggestion
 from ...scenario.model import Scenario
+from ...strategies.model import symbol_ranges
 from ...version import __version__
 from . import stop
 from .bench import Bench, Stopped
@@ -171,7 +172,14 @@ def suggest(
                 env_note = f"not measured: {how} stopped the search first"
                 skips.add("environment", stop.ENVIRONMENT)
         change = Change(
-            code_for(best, target_name(scenario), checks_used, bench.target.param_names),
+            code_for(
+                best,
+                target_name(scenario),
+                checks_used,
+                bench.target.param_names,
+                locations,
+                symbol_ranges(scenario.points),
+            ),
             env,
             env_measured,
             env_note,

@@ -226,3 +226,50 @@ def test_a_budget_of_six_measures_the_unmarked_candidate_and_every_whole_functio
     # each measured, with a status (unsupported where this torch lacks the knob): none was cut
     assert sorted(c.name for c in result.candidates) == sorted(("no marks", *WHOLE_FUNCTION))
     assert {c.whole_function for c in result.candidates} == {None, *WHOLE_FUNCTION}
+
+
+ONE_SEQUENCE = """
+name: one-sequence
+target: logprobs.count_greater_than
+sequences: {rl: [1, 2, 8, 3]}
+strategies: [default]
+repeats: 0
+"""
+
+
+def test_a_whole_function_candidates_change_is_code_that_does_what_it_measured(tmp_path):
+    """Each whole-function candidate's "the change", pasted into the plain program (a fresh
+    process each, tests/programs/apply_change.py), compiles as often as the candidate measured:
+    code, not a comment naming the strategy."""
+    from helpers import PROGRAMS
+    from recompile_probe.commands.suggest.forms import code_for
+    from recompile_probe.commands.suggest.search import WHOLE_FUNCTION
+    from recompile_probe.strategies.model import symbol_ranges
+
+    path = tmp_path / "one.yaml"
+    path.write_text(ONE_SEQUENCE)
+    scenario = load(str(path))
+    result = suggest(scenario, budget=1 + len(WHOLE_FUNCTION))
+    checked = 0
+    for c in result.candidates:
+        if not c.whole_function or c.status != "ok":
+            continue
+        lines = code_for(
+            c,
+            "count_greater_than",
+            (),
+            ["x", "values"],
+            result.locations,
+            symbol_ranges(scenario.points),
+        )
+        assert any(not line.startswith("#") for line in lines), lines
+        done = subprocess.run(
+            [sys.executable, str(PROGRAMS / "apply_change.py"),
+             json.dumps({"lines": list(lines), "sizes": [1, 2, 8, 3]})],
+            capture_output=True, text=True, timeout=300,
+            env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+        assert done.returncode == 0, (c.name, lines, done.stderr[-2000:])
+        assert int(done.stdout.strip().splitlines()[-1]) == c.compiles, (c.name, lines)
+        checked += 1
+    assert checked >= 4  # dynamic_true, unbacked_sources, backed_size_oblivious, auto_unbacked
