@@ -8,6 +8,7 @@ renderers say so. No torch.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -30,6 +31,15 @@ SIZE_REMEDY = (
     "no measured marking removed this size change: mark it by hand with the options "
     "(min/max) it needs, or pad the size to a few buckets"
 )
+#: an equality between sizes (``size()[2] == size()[3]``): no mark or range can remove it
+EQUALITY_REMEDY = (
+    "the code needs these sizes equal (an equality guard), so a call where they differ compiles "
+    "again whatever the marks or their min/max: pad the inputs to one shape (e.g. square "
+    "images), or warm up each shape once"
+)
+#: an equality between two sizes a shape-env guard wrote: both sides name a size, neither is a
+#: plain number
+_SIZE_EQUALITY = re.compile(r"size\(\)\[\d+\]\)?\s*==\s*[^=]*size\(\)\[\d+\]")
 #: a guard on a container's length (``len(x) == 3``): a Python value too, with its own remedy
 LIST_LENGTH_REMEDY = (
     "a list's length is part of the graph: pad the list to a few fixed lengths "
@@ -125,6 +135,9 @@ TABLE: Mapping[str, Kind] = MappingProxyType(
                 "two unrelated dims had the same size at the first compile, so Dynamo equated them "
                 "(duck sizing); give them different sizes in the first call, or set "
                 "torch.fx.experimental._config.use_duck_shape = False.",
+                "duck sizing tied two dims whose sizes were equal at the first compile (marks "
+                "with min/max cannot untie them): give them different sizes in the first call, "
+                "or set torch.fx.experimental._config.use_duck_shape = False",
             ),
             Kind(
                 "user_specialization",
@@ -259,6 +272,8 @@ def remedy(kind: str | None, text: str, detail: Mapping | None = None) -> str:
     read as a Python value gets the list remedy."""
     if kind in ("python_scalar_change", "other") and "len(" in text:
         return LIST_LENGTH_REMEDY
+    if kind == "shape_env_guard" and _SIZE_EQUALITY.search(text):
+        return EQUALITY_REMEDY
     entry = TABLE.get(kind or "")
     found = entry.remedy if entry is not None and entry.remedy else SIZE_REMEDY
     return f"{found}. {ISOLATE_RECOMPILES}" if _isolates(kind, detail) else found

@@ -337,3 +337,30 @@ def test_run_error_kind_round_trips():
     error = RunError("AssertionError", f"{INTERNAL_WORDS}: ...", 0, "torch_internal_error")
     run = dataclasses.replace(sample_run("x", 1, 1, 1.0, "error"), error=error)
     assert run_from_dict(dataclasses.asdict(run)).error == error
+
+
+def _is_square(x):
+    # what a vision model does before interpolating its position embeddings
+    if x.shape[2] == x.shape[3]:
+        return x.sum()
+    return x.mean()
+
+
+def test_an_equality_between_sizes_gets_equality_advice_not_min_max():
+    """H == W on square images, then a wide one: the shape-env guard Dynamo names is an equality,
+    which no mark or range removes."""
+    torch._dynamo.reset()
+    compiled = torch.compile(_is_square, backend="eager", dynamic=True)
+    # duck sizing off: the equality is the user's branch, not two sizes that coincided
+    with torch.fx.experimental._config.patch(use_duck_shape=False), Recorder() as rec:
+        compiled(torch.randn(1, 3, 4, 4))
+        compiled(torch.randn(1, 3, 4, 6))
+    torch._dynamo.reset()
+    (event,) = [e for e in rec.events if e.recompile]
+    assert event.reason_kind == "shape_env_guard", event.reason
+    assert "x.size()[3] == x.size()[2]" in event.reason
+    advice = remedy(event.reason_kind, event.reason, event.reason_detail)
+    assert "equality guard" in advice and "min/max" in advice and "pad" in advice
+    assert not advice.startswith("no measured marking removed this size change")
+    # a bound is not an equality: it keeps the size advice
+    assert remedy("shape_env_guard", "0/0: 2 <= L['x'].size()[0]").startswith("no measured")
