@@ -32,6 +32,27 @@ def _recompile_reasons(run: Run) -> tuple[str, ...]:
     )
 
 
+def _compiles(run: Run) -> tuple[str, ...]:
+    """Every compile that max_compiles counts, in order: the recompiles with their reasons, and
+    the first compiles and failed attempts that make up the rest of the count."""
+    reasons = {t.compile_id: t for t in transitions(run)}
+    out = []
+    for e in run.compile_events:
+        at = f"call {e.call_index}" if e.call_index is not None else "a call"
+        what = f"{e.compile_id} of {e.function or 'a frame'}"
+        t = reasons.get(e.compile_id)
+        if e.failed:
+            said = (e.fail_reason or "").strip().splitlines()
+            error = f"{e.fail_type}: {said[0]}" if said else e.fail_type
+            out.append(f"{at}: {what} failed ({error or 'n/a'})")
+        elif t is not None:
+            reason = without_comments(t.reason) if t.reason else "n/a"
+            out.append(f"call {t.call_index} ({moved(run, t)}): {reason}")
+        else:
+            out.append(f"{at}: {what}, {'a recompile' if e.recompile else 'first compile'}")
+    return tuple(out)
+
+
 def _why(run: Run, key: str) -> tuple[str, ...]:
     if key == "outputs_match":
         return tuple(
@@ -43,6 +64,8 @@ def _why(run: Run, key: str) -> tuple[str, ...]:
         )
     if key == "status" and run.error is not None:
         return (f"{run.error.type}: {run.error.message}",)
+    if key == "max_compiles":
+        return _compiles(run)
     return _recompile_reasons(run)
 
 
