@@ -3,6 +3,7 @@ behind them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..analysis.shared import shared_code
@@ -109,7 +110,7 @@ def summarize(
         ),
         marked_dims=marked,
         no_effect=no_effect,
-        notes=(*inherited, *notes, *driver.notes),
+        notes=(*inherited, *notes, *_own_frame_notes(driven, own), *driver.notes),
         points=tuple(p.to_dict() for p in points),
         argument_dims=tuple(
             {"source": source, "dim": dim, "symbol": symbol}
@@ -227,6 +228,28 @@ def _own_frame_newest(events: list[CompileEvent]) -> CompileEvent | None:
         return None
     return next(
         (e for e in reversed(events) if not e.failed and frame_of(e.compile_id) == frame), None
+    )
+
+
+def _own_frame_notes(events: Sequence[CompileEvent], own: CompileEvent | None) -> tuple[str, ...]:
+    """Why the run's guard figures are n/a where the target's own frame never compiled."""
+    if own is not None or not events:
+        return ()
+    frame = frame_of(events[0].compile_id)
+    tried = [e for e in events if frame is not None and frame_of(e.compile_id) == frame]
+    if not tried:
+        return ()
+    kinds = ", ".join(sorted({e.fail_type or "failed" for e in tried}))
+    others = len({frame_of(e.compile_id) for e in events if not e.failed} - {frame})
+    tail = (
+        f"; the {others} other frame(s) that compiled are listed with the cache entries"
+        if others
+        else ""
+    )
+    return (
+        f"guards n/a: the target's own frame ({tried[0].function}) never compiled: "
+        f"{len(tried)} attempt(s) failed ({kinds}), so it has no cache entry whose guards to "
+        f"count{tail}",
     )
 
 

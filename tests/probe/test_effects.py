@@ -59,3 +59,16 @@ def test_failed_compiles_are_an_effect_and_counted_as_the_program_counts_them(ru
     )
     assert run["no_effect"] is None
     assert not any("no effect" in n for n in run["notes"])
+
+
+def test_guards_are_na_with_the_reason_where_the_targets_own_frame_never_compiled(runs):
+    unbacked = _plain(SOURCES)
+    frame_0 = unbacked["frame_0"]
+    assert frame_0["compiles"] == frame_0["failed"] >= 1  # the program's own frame 0: all failed
+    run = runs["unbacked_sources"]
+    assert run["guard_count"] is None and run["shape_env_guard_count"] is None
+    (note,) = [n for n in run["notes"] if n.startswith("guards n/a")]
+    assert f"never compiled: {frame_0['failed']} attempt(s) failed" in note
+    # where the own frame compiled, the figure is there and no such note
+    assert runs["default"]["guard_count"] is not None
+    assert not any(n.startswith("guards n/a") for n in runs["default"]["notes"])

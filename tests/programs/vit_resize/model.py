@@ -34,6 +34,10 @@ if __name__ == "__main__":
             args, kwargs = make_inputs(B, H, W)
             compiled(*args, **kwargs)
     metrics = get_compilation_metrics()
+    # compile_id is "0/1" (a string in this torch), "[0/1]" in some: the frame is before the slash
+    frame_0 = [m for m in metrics if str(m.compile_id).strip("[]").split("/")[0] == "0"]
     print(json.dumps({"compiles": len(metrics),
                       "failed": sum(m.fail_type is not None for m in metrics),
-                      "fail_types": sorted({m.fail_type for m in metrics if m.fail_type})}))
+                      "fail_types": sorted({m.fail_type for m in metrics if m.fail_type}),
+                      "frame_0": {"compiles": len(frame_0),
+                                  "failed": sum(m.fail_type is not None for m in frame_0)}}))
