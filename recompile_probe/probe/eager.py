@@ -30,6 +30,7 @@ class EagerReference:
     outputs: dict[Point, Any] = field(default_factory=dict)
     calls: dict[Point, list[Any]] = field(default_factory=dict)
     steady_us: float | None = None
+    steady_min_us: float | None = None  #: the fastest sample of that re-run
     #: the driver's return value per point index, where it depends on more than the point: a
     #: rank's result after a collective holds what its peers computed at that call
     results: dict[int, Any] = field(default_factory=dict)
@@ -127,13 +128,15 @@ def eager_reference(
         if target.driver_dims is not None:
             target.driver_dims.finish()
         if repeats and (last is not None or target.make_inputs is not None):
-            ref.steady_us = _steady_us(target, points[-1], repeats, options)
+            samples = _steady_samples(target, points[-1], repeats, options)
+            if samples:
+                ref.steady_us, ref.steady_min_us = statistics.median(samples), min(samples)
     return ref
 
 
-def _steady_us(
+def _steady_samples(
     target: LoadedTarget, point: Point, repeats: int, options: Mapping[str, Any] | None
-) -> float | None:
+) -> list[float]:
     """The last point re-run as the compiled runs time it (``Driver.steady_state``): through
     the driver, in its own grad and autocast state, or with fresh inputs from the factory."""
     samples: list[float] = []
@@ -159,8 +162,8 @@ def _steady_us(
                 args, kwargs = target.make_inputs(point)
                 timed(*args, **kwargs)
     except Exception:  # noqa: BLE001 - it ran in the sequence: a timing failure is only n/a
-        return None
-    return statistics.median(samples) if samples else None
+        return []
+    return samples
 
 
 def _at(point: Point) -> str:

@@ -91,6 +91,8 @@ def summarize(
         compile_events=tuple(events),
         steady_state_us=steady,
         eager_us=None if reference.steady_us is None else round(reference.steady_us, 2),
+        eager_min_us=None if reference.steady_min_us is None else round(reference.steady_min_us, 2),
+        eager_noisy=too_noisy(reference.steady_min_us, reference.steady_us),
         strategy_description=strategy.description,
         guard_check_us=driver.guard_check_us,
         guard_latency_us=own.guard_latency_us if own else None,

@@ -248,6 +248,11 @@ class Run:
     #: the rank whose process made this run, in a scenario with `ranks:` (each strategy and
     #: sequence then has one run per rank); None: a single-process run
     rank: int | None = None
+    #: the fastest sample of eager_us's re-run; None where not timed
+    eager_min_us: float | None = None
+    #: eager_us's spread too wide to compare against (analysis.too_noisy: median > 1.3x the
+    #: fastest sample); None where not timed
+    eager_noisy: bool | None = None
 
 
 def figureless_run(

@@ -285,3 +285,17 @@ def settings_lines(env: Environment) -> list[str]:
     if env.cleared_settings:
         out.append(f"Kept out by --clean-env: {written(env.cleared_settings)}")
     return out
+
+
+def eager_label(runs: list) -> str | None:
+    """``eager 774.5 µs/call`` for a sequence's runs (they share one eager reference), marked
+    ``~`` with its spread where it is too noisy to compare against; None where not timed."""
+    run = next((r for r in runs if r.eager_us is not None), None)
+    if run is None:
+        return None
+    if not getattr(run, "eager_noisy", None):
+        return f"eager {run.eager_us:.1f} µs/call"
+    return (
+        f"eager {NOISY}{run.eager_us:.1f} µs/call (too noisy to compare: fastest "
+        f"{run.eager_min_us:.1f})"
+    )

@@ -365,3 +365,24 @@ def test_a_batch_only_report_without_points_renders_byte_for_byte():
     now = _renderings(from_dict(_with_points(data)))
     for name in expected:
         assert now[name] == expected[name], name
+
+
+def test_a_noisy_eager_figure_is_marked_in_the_terminal_and_html():
+    from dataclasses import replace
+
+    from helpers import render_report, sample_report
+
+    report = sample_report()
+
+    def eager(median, fastest, noisy):
+        runs = tuple(
+            replace(r, eager_us=median, eager_min_us=fastest, eager_noisy=noisy)
+            for r in report.runs
+        )
+        return replace(report, runs=runs)
+
+    steady, noisy = eager(50.0, 45.0, False), eager(90.0, 40.0, True)
+    assert "eager 50.0 µs/call" in render_report(steady)
+    table, html = render_report(noisy), render_report(noisy, "html")
+    for text in (table, html):
+        assert "eager ~90.0 µs/call (too noisy to compare: fastest 40.0)" in text

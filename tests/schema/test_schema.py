@@ -724,7 +724,7 @@ def test_suggest_json_validates(write_scenario):
             "-f",
             "json",
             "--budget",
-            "4",
+            "8",  # no marks, the 5 whole-function strategies (measured first), then markings
             "-o",
             str(path.with_suffix(".json")),
         ],

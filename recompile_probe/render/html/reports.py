@@ -175,14 +175,14 @@ def _ranks(rank_runs: RankRuns, sequence: str) -> str:
 def _sequence(name: str, runs: list[Run], anchor: str) -> str:
     winner = best(runs)
     points = points_of(runs)
-    eager = next((r.eager_us for r in runs if r.eager_us is not None), None)
+    eager = cells.eager_label(runs)
     out = [
         f'<section class="sequence" id="{esc(anchor)}">',
         f'<h2>Sequence {esc(name)}: <span class="mono">'
         f"{esc(sequence_label(points, 160))}</span></h2>",
     ]
     if eager is not None:
-        out.append(f'<p class="meta">eager {eager:.1f} µs/call</p>')
+        out.append(f'<p class="meta">{esc(eager)}</p>')
     out.append(_summary(runs, winner))
     out.append(f"<h3>Timeline</h3>{legend(any(map(stepped, runs)))}" + timeline(runs, points))
     out.append(_reasons(runs))

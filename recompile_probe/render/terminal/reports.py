@@ -160,8 +160,8 @@ def _reasons(runs: list[Run], verbose: bool = False, width: int = 120) -> Table 
 def _sequence(name: str, runs: list[Run], width: int, verbose: bool = False) -> Group:
     winner = best(runs)
     points = points_of(runs)
-    eager = next((r.eager_us for r in runs if r.eager_us is not None), None)
-    head, tail = f"Sequence {name}: ", "" if eager is None else f" · eager {eager:.1f} µs/call"
+    eager = cells.eager_label(runs)
+    head, tail = f"Sequence {name}: ", "" if eager is None else f" · {eager}"
     title = "\n" + head + sequence_label(points, width - len(head) - len(tail)) + tail
     parts: list = [
         Text(title, style="bold"),
