@@ -3,7 +3,7 @@ references computed once per sequence; every run starts from the probe's own res
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..probe.eager import EagerReference, eager_reference
@@ -12,6 +12,8 @@ from ..probe.state import ProgramState, roots_of, state_note
 from ..records.report import Environment
 from ..records.run import Run
 from ..scenario.model import Scenario
+from ..sizes.points import Point
+from ..strategies.model import Strategy
 from ..targets import loader
 from ..targets.loader import LoadedTarget
 from .executor import Job, OnRun, OnStart, by_strategy
@@ -20,7 +22,14 @@ from .executor import Job, OnRun, OnStart, by_strategy
 class Prepared:
     """A scenario ready to probe: its target loaded, the warm-up done, the eager references."""
 
-    def __init__(self, scenario: Scenario, debug: bool = False) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        debug: bool = False,
+        sequences: Mapping[str, tuple[Point, ...]] | None = None,
+    ) -> None:
+        """``sequences``: those whose eager references are computed now (all of the scenario's
+        by default; any other on first use)."""
         self.scenario, self.debug = scenario, debug
         self.target: LoadedTarget = loader.load(scenario)
         # as the program is before its first call: every reference and run starts from it
@@ -31,7 +40,7 @@ class Prepared:
         # a rank of a distributed scenario calls every point, as its peers' collectives expect
         self.every_call = bool(scenario.ranks)
         self.references: dict[tuple, EagerReference] = {}
-        for name, points in scenario.points.items():
+        for name, points in (scenario.points if sequences is None else sequences).items():
             self.references[(name, ())] = self._reference(points, scenario.repeats, None)
 
     def _reference(self, points: Any, repeats: int, options: Any) -> EagerReference:
@@ -44,8 +53,9 @@ class Prepared:
         """The eager outputs of a sequence, per driver_options (computed on first use)."""
         key = (sequence, tuple(sorted((k, repr(v)) for k, v in (options or {}).items())))
         if key not in self.references:
+            # timed as the prepared scenario is, whatever a candidate's variant says
             self.references[key] = self._reference(
-                scenario.points[sequence], scenario.repeats, options
+                scenario.points[sequence], self.scenario.repeats, options
             )
         return self.references[key]
 
@@ -59,15 +69,28 @@ class Prepared:
         """One (strategy, sequence); ``scenario``: one prepared the same way (the same target,
         inputs, sequences and backend) whose strategies may differ, e.g. a candidate's."""
         scenario = scenario or self.scenario
-        chosen = scenario.strategy(strategy)
-        reference = self.reference(sequence, scenario, chosen.driver_options)
+        return self.probe(scenario.strategy(strategy), sequence, scenario, trace_dir=trace_dir)
+
+    def probe(
+        self,
+        strategy: Strategy,
+        sequence: str,
+        scenario: Scenario | None = None,
+        *,
+        target: LoadedTarget | None = None,
+        trace_dir: str | None = None,
+    ) -> Run:
+        """One run of ``strategy`` over ``sequence``, from the program's state as loaded;
+        ``target``: another callable over the same inputs (e.g. the target with lines added)."""
+        scenario = scenario or self.scenario
+        reference = self.reference(sequence, scenario, strategy.driver_options)
         self.state.restore()
         return probe(
             scenario,
-            self.target,
+            target or self.target,
             sequence,
             scenario.points[sequence],
-            chosen,
+            strategy,
             reference,
             trace_dir,
             quiet=not self.debug,

@@ -50,6 +50,8 @@ DOCUMENTED_TIMINGS = {
     "compile_time_ms",
     "guard_latency_us",
     "eager_us",
+    "eager_min_us",
+    "eager_noisy",
     "guard_check_us",
 }
 

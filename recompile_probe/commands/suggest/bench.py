@@ -62,8 +62,7 @@ class Bench:
         time_limit: float | None = None,
         started: float | None = None,
     ) -> None:
-        from ...probe import eager, run
-        from ...targets import loader
+        from ...execution.inline import Prepared
 
         self.scenario, self.sequences, self.budget = scenario, sequences, budget
         self.on_measured, self.pool = on_measured, pool
@@ -78,14 +77,10 @@ class Bench:
         self.untimed = replace(scenario, repeats=0)
         #: the finalists timed by ``time_finalists``, by name
         self.finalists: list[str] = []
-        self.target = loader.load(scenario)
-        run.warm_up(
-            scenario.backend, scenario.backend_mode, dict(scenario.backend_options or {}) or None
-        )
-        self.references: dict[tuple, Any] = {
-            (name, ()): eager.eager_reference(self.target, points, scenario.repeats)
-            for name, points in sequences.items()
-        }
+        #: the target loaded, warmed up and its eager outputs made, as a `run` prepares it; every
+        #: candidate starts from the program's state as loaded
+        self.prepared = Prepared(scenario, sequences=sequences)
+        self.target = self.prepared.target
         self.measured: dict[Any, Evaluation] = {}
         self.runs: dict[str, list[Run]] = {}
         self._strategies: dict[Any, tuple[Strategy, Any]] = {}
@@ -189,30 +184,10 @@ class Bench:
 
     def _probe_all(self, strategy: Strategy, target: Any = None, timed: bool = True) -> list[Run]:
         """One probe run per sequence, in a fresh Dynamo state each (as `run` does)."""
-        from ...probe.run import probe
-
+        scenario = self.scenario if timed else self.untimed
         return [
-            probe(
-                self.scenario if timed else self.untimed,
-                target or self.target,
-                name,
-                points,
-                strategy,
-                self._reference(name, points, strategy.driver_options),
-            )
-            for name, points in self.sequences.items()
+            self.prepared.probe(strategy, name, scenario, target=target) for name in self.sequences
         ]
-
-    def _reference(self, name: str, points: Any, options: Any) -> Any:
-        """Eager outputs per sequence and per driver_options (a changed program: its own)."""
-        from ...probe import eager
-
-        key = (name, tuple(sorted((k, repr(v)) for k, v in (options or {}).items())))
-        if key not in self.references:
-            self.references[key] = eager.eager_reference(
-                self.target, points, self.scenario.repeats, options
-            )
-        return self.references[key]
 
     def measure_all(
         self, wanted: list[tuple[Any, Strategy, tuple[MarkChoice, ...], str | None, int]]

@@ -18,8 +18,8 @@ import pytest
 from helpers import ROOT
 from recompile_probe.commands.suggest.run import suggest
 from recompile_probe.errors import ReportError
+from recompile_probe.execution import inline as probe_module
 from recompile_probe.execution.session import run_scenario
-from recompile_probe.probe import run as probe_module
 from recompile_probe.records.report import from_json, to_json
 from recompile_probe.scenario.load import load
 from recompile_probe.scenario.overrides import with_overrides
@@ -55,6 +55,7 @@ def probe_runs(monkeypatch):
         calls.append(strategy.name)
         return real(scenario, target, sequence_name, points, strategy, *args, **kwargs)
 
+    # patched where the prepared scenario calls it (execution/inline.py imports it)
     monkeypatch.setattr(probe_module, "probe", counted)
     return calls
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from recompile_probe.commands.suggest.run import suggest
-from recompile_probe.probe import run as probe_module
+from recompile_probe.execution import inline as probe_module
 from recompile_probe.scenario.load import load
 
 
@@ -20,6 +20,7 @@ def test_only_the_candidates_tied_for_first_are_timed(monkeypatch):
         seen.append((strategy.name, scenario.repeats))
         return real(scenario, target, sequence_name, points, strategy, *args, **kwargs)
 
+    # patched where the prepared scenario calls it (execution/inline.py imports it)
     monkeypatch.setattr(probe_module, "probe", counted)
     scenario = load(None)
     assert scenario.repeats > 0
