@@ -4,7 +4,9 @@ Scenarios: the seed op (configs/logprobs.yaml, 2 varying dims: exhaustive search
 whose dim 0 each follow their own size symbol, one symbol changing per call (5 varying dims:
 greedy search); and with `--models` (needs transformers), two real models' `generate()` loops
 built from configs with random weights: a 4-layer tiny Llama (20 varying dims: input_ids and
-position_ids dims 0 and 1, dims 0 and 2 of eight cache tensors) and a 2-layer tiny GPT-2.
+position_ids dims 0 and 1, dims 0 and 2 of eight cache tensors) and a 2-layer tiny GPT-2, and
+a tiny BERT classifier trained with labels over B x S (5 varying dims; it changes its own config
+on its first call).
 Each command runs in a fresh process (import included, the same way for both), under
 OMP_NUM_THREADS=1, with a wrapper around recompile_probe.probe.run.probe that counts the probe runs
 (one strategy or candidate over one sequence). Prints, per scenario, the median wall time of several
@@ -204,11 +206,46 @@ def _objective(rec: dict | None) -> str:
     )
 
 
+#: an encoder trained with labels over B x S, a ragged last batch: it sets config.problem_type
+#: on its first forward (a recompile on the model's own state), 5 varying dims
+BERT = """
+import torch
+from transformers import BertConfig, BertForSequenceClassification
+
+torch.manual_seed(0)
+config = BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                    intermediate_size=32, max_position_embeddings=32, num_labels=3)
+model = BertForSequenceClassification(config).eval()
+
+
+def make_inputs(B, S):
+    return (), {"input_ids": torch.randint(1, 64, (B, S)),
+                "attention_mask": torch.ones(B, S, dtype=torch.long),
+                "labels": torch.randint(0, 3, (B,))}
+"""
+BERT_YAML = """
+name: bert-classify
+target: bert.py:model
+factory: bert.py:make_inputs
+dims:
+  B: {input_ids: [0], attention_mask: [0], labels: [0]}
+  S: {input_ids: [1], attention_mask: [1]}
+sequences:
+  train: [{B: 4, S: 8}, {B: 4, S: 12}, {B: 3, S: 8}]
+strategies: [default, dynamic_true, mark_dynamic, mark_unbacked, unbacked_sources,
+             backed_size_oblivious, auto_unbacked]
+backend: eager
+repeats: 5
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="processes per command (median)")
     parser.add_argument(
-        "--models", action="store_true", help="add the tiny Llama and GPT-2 generate() cases"
+        "--models",
+        action="store_true",
+        help="add the tiny Llama and GPT-2 generate() cases and the BERT classifier",
     )
     parser.add_argument(
         "--unbounded",
@@ -239,6 +276,11 @@ def main() -> None:
                 rows[f"tiny {name} generate()"] = measure(
                     str(Path(tmp, f"{name}.yaml")), args.runs, args.unbounded, args.jobs
                 )
+            Path(tmp, "bert.py").write_text(BERT)
+            Path(tmp, "bert.yaml").write_text(BERT_YAML)
+            rows["tiny bert classify"] = measure(
+                str(Path(tmp, "bert.yaml")), args.runs, args.unbounded, args.jobs
+            )
     head = (
         f"{'scenario':<24} {'search':<10} {'dims':>4} {'cand.':>5} {'runs: suggest':>13} "
         f"{'run':>4} {'ratio':>6} {'wall s: suggest':>15} {'run':>5} {'ratio':>6}"
