@@ -16,64 +16,158 @@ RECOMPILES_VERBOSE_LOGGER = "torch._dynamo.guards.__recompiles_verbose"
 RECOMPILES_VERBOSE_ARTIFACT = "recompiles_verbose"
 
 
+_ARTIFACT_OF = {
+    RECOMPILES_LOGGER: RECOMPILES_ARTIFACT,
+    RECOMPILES_VERBOSE_LOGGER: RECOMPILES_VERBOSE_ARTIFACT,
+}
+
+
+class _Listening(set[str]):
+    """torch's set of enabled artifacts while the tool listens to recompiles.
+
+    Dynamo decides whether to write a recompile message by asking this set, so the artifact the
+    tool needs reads as enabled while the real contents stay the user's: a program that calls
+    ``set_logs(...)`` (which clears the set and fills it again) neither switches the tool off nor
+    has its own handlers starved, because the loggers' filters pass a record on exactly when
+    the user's settings enabled its artifact.
+    """
+
+    def __init__(self, names: set[str], ours: str) -> None:
+        super().__init__(names)
+        self.ours = ours
+        self.listeners: list[Callable[[str], None]] = []
+
+    def really(self, name: str) -> bool:
+        return set.__contains__(self, name)
+
+    def __contains__(self, name: object) -> bool:
+        if set.__contains__(self, name):
+            return True
+        return (
+            name == self.ours
+            and bool(self.listeners)
+            and not any(self.really(a) for a in _ARTIFACT_OF.values())
+        )
+
+
+class _Relay(logging.Filter):
+    """Hands each recompile message to the listeners, then lets it on to the handlers (the
+    user's, torch's) only if the user's settings enabled this artifact."""
+
+    def __init__(self, names: _Listening, artifact: str) -> None:
+        super().__init__()
+        self.names, self.artifact = names, artifact
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for listener in list(self.names.listeners):
+            try:
+                listener(record.getMessage())
+            except Exception:  # noqa: BLE001 - observing must never break the user's compile
+                pass
+        return self.names.really(self.artifact)
+
+
+def _as_torch_configures(lg: logging.Logger, artifact: str, names: set[str], registry: Any) -> None:
+    """The level and propagation torch's own set-up gives an artifact logger for these names."""
+    lg.setLevel(logging.NOTSET)
+    lg.propagate = True
+    off: Any = getattr(registry, "is_off_by_default", None)
+    if off is not None and off(artifact):
+        lg.propagate = False
+    if artifact in names:
+        lg.setLevel(logging.DEBUG)
+        lg.propagate = True
+
+
 @contextlib.contextmanager
 def recompiles_stream(on_message: Callable[[str], None], verbose: bool = True) -> Iterator[bool]:
     """Capture the recompiles artifact in-process (no TORCH_LOGS), leaving user logging as it was.
 
     Dynamo writes a recompile message to ONE of two loggers: the verbose one when the user
     enabled ``recompiles_verbose``, else the plain one. Both are listened to; when the user has
-    neither on, the verbose one is switched on (quietly): it names every failing part of each
-    entry's failing guard, not just the first, and runs only on a recompile (nothing per call);
-    ``verbose=False`` switches on the plain one instead.
+    neither on, the verbose one reads as on to Dynamo (quietly: its records reach no handler):
+    it names every failing part of each entry's failing guard, not just the first, and runs
+    only on a recompile (nothing per call); ``verbose=False`` reads the plain one instead.
+    Whatever the program does to torch's logging meanwhile (``set_logs``, its own handlers on
+    ``torch._dynamo.guards``) works as in a plain run, and the messages keep coming.
     """
     internal: Any = getattr(getattr(torch, "_logging", None), "_internal", None)
     state: Any = getattr(internal, "log_state", None)
-    if state is None or not hasattr(state, "artifact_names"):
+    names_now: Any = getattr(state, "artifact_names", None)
+    if not isinstance(names_now, set):
         yield False
         return
-    user_on = {
-        a for a in (RECOMPILES_ARTIFACT, RECOMPILES_VERBOSE_ARTIFACT) if a in state.artifact_names
-    }
-
-    class _Handler(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            on_message(record.getMessage())
-
-    class _Swallow(logging.Filter):
-        """Reads the messages of the artifact we switched on, then drops them before any
-        handler sees them: the user's, and torch's own if the program re-initializes
-        torch._logging (its _init_logs gives every enabled artifact a stderr handler)."""
-
-        def filter(self, record: logging.LogRecord) -> bool:
-            try:
-                on_message(record.getMessage())
-            except Exception:  # noqa: BLE001 - observing must never break the user's compile
-                pass
-            return False
-
-    handler = _Handler(logging.DEBUG)
-    swallow = _Swallow()
-    loggers = [logging.getLogger(n) for n in (RECOMPILES_LOGGER, RECOMPILES_VERBOSE_LOGGER)]
-    saved = [(lg, lg.level, lg.propagate) for lg in loggers]
+    if isinstance(names_now, _Listening):  # a recorder inside another: share the relay
+        names_now.listeners.append(on_message)
+        try:
+            yield True
+        finally:
+            names_now.listeners.remove(on_message)
+        return
     ours = RECOMPILES_VERBOSE_ARTIFACT if verbose else RECOMPILES_ARTIFACT
-    mine = loggers[1 if verbose else 0]
-    if user_on:
-        for lg in loggers:
-            lg.addHandler(handler)
-    else:
-        state.artifact_names.add(ours)
-        mine.setLevel(logging.DEBUG)
-        mine.addFilter(swallow)
+    names = _Listening(names_now, ours)
+    names.listeners.append(on_message)
+    registry: Any = getattr(internal, "log_registry", None)
+    loggers = {n: logging.getLogger(n) for n in _ARTIFACT_OF}
+    saved = {n: (lg.level, lg.propagate) for n, lg in loggers.items()}
+    relays = {n: _Relay(names, a) for n, a in _ARTIFACT_OF.items()}
+    mine = loggers[RECOMPILES_VERBOSE_LOGGER if verbose else RECOMPILES_LOGGER]
+    reset = [False]
+
+    def listen() -> None:
+        # Dynamo creates the record only where the logger is enabled for DEBUG; propagation
+        # stays the user's (test frameworks attach their handlers by it)
+        if not names.really(ours):
+            mine.setLevel(logging.DEBUG)
+
+    def set_up_again() -> None:
+        """After the program set torch's logging up again: the loggers as torch would have
+        left them for the user's settings, then listening again."""
+        reset[0] = True
+        for n, lg in loggers.items():
+            _as_torch_configures(lg, _ARTIFACT_OF[n], set(names), registry)
+        listen()
+
+    init_logs = _after_each(internal, "_init_logs", set_up_again)
+    for n, lg in loggers.items():
+        lg.addFilter(relays[n])
+    listen()
+    state.artifact_names = names
     try:
         yield True
     finally:
-        for lg, level, propagate in saved:
-            lg.removeHandler(handler)
-            lg.removeFilter(swallow)
-            lg.setLevel(level)
-            lg.propagate = propagate
-        if not user_on:
-            state.artifact_names.discard(ours)
+        names.listeners.clear()
+        init_logs.close()
+        if state.artifact_names is names:
+            state.artifact_names = set(names)
+        for n, lg in loggers.items():
+            lg.removeFilter(relays[n])
+            if reset[0]:
+                _as_torch_configures(lg, _ARTIFACT_OF[n], set(names), registry)
+            else:
+                lg.setLevel(saved[n][0])
+                lg.propagate = saved[n][1]
+
+
+def _after_each(module: Any, name: str, then: Callable[[], None]) -> contextlib.ExitStack:
+    """Call ``then`` after every call of ``module.name`` (and of torch._logging's binding of the
+    same function) until the returned stack is closed."""
+    stack = contextlib.ExitStack()
+    original: Any = getattr(module, name, None)
+    if not callable(original):
+        return stack
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(*args, **kwargs)
+        finally:
+            then()
+
+    for owner in (module, getattr(torch, "_logging", None)):
+        if owner is not None and getattr(owner, name, None) is original:
+            setattr(owner, name, wrapped)
+            stack.callback(setattr, owner, name, original)
+    return stack
 
 
 @contextlib.contextmanager

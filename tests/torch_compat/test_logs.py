@@ -23,3 +23,75 @@ def test_messages_are_read_and_not_printed_even_after_torch_logging_is_reinitial
     assert len(messages) == 2 and all("size mismatch" in m for m in messages)
     assert "recompiles" not in err and "size mismatch" not in err + out
     torch._dynamo.reset()
+
+
+def _guards_capture(f, size):
+    """transformers' pattern: switch recompiles_verbose on, read what ``torch._dynamo.guards``
+    propagates into a handler of one's own, switch torch's logging back off."""
+    import io
+    import logging
+
+    buf = io.StringIO()
+    handler = logging.StreamHandler(buf)
+    guards = logging.getLogger("torch._dynamo.guards")
+    try:
+        torch._logging.set_logs(recompiles_verbose=True)
+        guards.addHandler(handler)
+        f(torch.ones(size))
+    finally:
+        guards.removeHandler(handler)
+        torch._logging.set_logs()
+    return buf.getvalue()
+
+
+def _logger_states():
+    import logging
+
+    from torch._logging._internal import log_state
+
+    names = ("torch._dynamo.guards.__recompiles", "torch._dynamo.guards.__recompiles_verbose")
+    return [(logging.getLogger(n).level, logging.getLogger(n).propagate) for n in names], set(
+        log_state.artifact_names
+    )
+
+
+def test_a_program_that_captures_its_own_recompiles_log_sees_it_and_so_does_the_stream(capfd):
+    # the oracle: the same program with no stream
+    torch._dynamo.reset()
+    f = torch.compile(lambda x: x * 2, backend="eager", dynamic=False)
+    f(torch.ones(2))
+    plain = _guards_capture(f, 3)
+    plain_states = _logger_states()
+    capfd.readouterr()
+
+    torch._dynamo.reset()
+    messages: list[str] = []
+    with recompiles_stream(messages.append):
+        f = torch.compile(lambda x: x * 2, backend="eager", dynamic=False)
+        f(torch.ones(2))
+        watched = _guards_capture(f, 3)
+        f(torch.ones(4))  # after the program switched torch's logging off again
+    out, err = capfd.readouterr()
+    assert "Recompiling function" in plain
+    assert watched.count("Recompiling function") == plain.count("Recompiling function") == 1
+    assert len(messages) == 2 and "expected 2, actual 3" in messages[0]
+    assert "expected 3, actual 4" in messages[1]  # still listening after set_logs()
+    assert "actual 4" not in err + out  # the tool's own message stays unprinted
+    assert _logger_states() == plain_states
+    torch._dynamo.reset()
+
+
+def test_nested_streams_both_hear_and_the_outer_state_comes_back():
+    before = _logger_states()
+    outer: list[str] = []
+    inner: list[str] = []
+    torch._dynamo.reset()
+    f = torch.compile(lambda x: x - 1, backend="eager", dynamic=False)
+    with recompiles_stream(outer.append):
+        f(torch.ones(1))
+        with recompiles_stream(inner.append):
+            f(torch.ones(2))
+        f(torch.ones(3))
+    assert len(outer) == 2 and len(inner) == 1
+    assert _logger_states() == before
+    torch._dynamo.reset()
