@@ -386,3 +386,21 @@ def test_a_noisy_eager_figure_is_marked_in_the_terminal_and_html():
     table, html = render_report(noisy), render_report(noisy, "html")
     for text in (table, html):
         assert "eager ~90.0 µs/call (too noisy to compare: fastest 40.0)" in text
+
+
+def test_a_strategy_name_is_never_broken_where_the_columns_are_many():
+    """backed_size_oblivious beside a failed column and a wide µs figure at a pipe's width (120):
+    one line, every cell whole (the gaps narrow instead)."""
+    report = _with_failed_attempt()
+    names = ("backed_size_oblivious", "unsupported_one")
+    runs = (
+        replace(report.runs[0], strategy=names[0]),
+        replace(report.runs[1], strategy=names[1], status="unsupported"),
+    )
+    text = render_report(replace(report, runs=runs), "table", width=120)
+    lines = text.splitlines()
+    assert any(line.startswith("★ backed_size_oblivious ") for line in lines), text
+    assert any(
+        line.startswith(names[1] + " ") and line.rstrip().endswith("unsupported") for line in lines
+    ), text
+    assert max(len(line) for line in lines) <= 120

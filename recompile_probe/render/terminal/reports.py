@@ -32,22 +32,45 @@ _EVENT_STYLE = {
 }
 _STATUS_STYLE = {"ok": "green", "error": "bold red", "unsupported": "dim"}
 COLUMN_RECOMPILES = cells.COLUMNS[2]
+_NAME_WIDTH = 32
 
 
-def _summary(runs: list[Run], winner: Run | None) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+def _summary(runs: list[Run], winner: Run | None, width: int) -> Table:
     columns = cells.columns(runs)
     with_failed = cells.FAILED_COLUMN in columns
+    rows = [cells.row(run, with_failed) for run in runs]
+    # a strategy's name is never broken (the widest built-in is 21 wide; "★ " adds 2); only
+    # a custom name past _NAME_WIDTH folds
+    names = min(_NAME_WIDTH, max((len(r.strategy) + 2 * (r is winner) for r in runs), default=0))
+    natural = [
+        max(
+            [len(ln) for ln in header.splitlines()]
+            + [len(v) for row in rows for v in row[i : i + 1]]
+        )
+        for i, (header, _) in enumerate(columns)
+    ]
+    natural[0] = max(natural[0], names)
+    # two spaces between columns where they fit, else one: no cell is cut for a gap; where
+    # even one space is too many, the name folds (the figures stay whole)
+    tight = sum(natural) + 2 * (len(columns) - 1) > width
+    whole = sum(natural) + len(columns) - 1 <= width
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        show_edge=False,
+        collapse_padding=True,
+        padding=(0, 0) if tight else (0, 1),
+    )
     for i, (header, _) in enumerate(columns):
         table.add_column(
             header,
             justify="left" if i == 0 or header in ("outputs", "status") else "right",
             no_wrap=i != 0,
             overflow="fold",
+            min_width=names if i == 0 and whole else None,
         )
     recompiles = columns.index(COLUMN_RECOMPILES)
-    for run in runs:
-        values = cells.row(run, with_failed)
+    for run, values in zip(runs, rows, strict=True):
         if run is winner:
             values[0] = f"★ {values[0]}"
         style = "bold green" if run is winner else ("dim" if run.status == "unsupported" else "")
@@ -165,7 +188,7 @@ def _sequence(name: str, runs: list[Run], width: int, verbose: bool = False) -> 
     title = "\n" + head + sequence_label(points, width - len(head) - len(tail)) + tail
     parts: list = [
         Text(title, style="bold"),
-        _summary(runs, winner),
+        _summary(runs, winner, width),
         Text(f"Timeline ({cells.LEGEND})", style="bold"),
     ]
     if any(map(stepped, runs)):
