@@ -119,7 +119,16 @@ def torch_at_least(version: str) -> bool:
 
 def sample_report() -> Report:
     event = CompileEvent(
-        "0/1", "f", 1, "0/0: tensor 'x' size mismatch", 9, 1, 2, 12.5, False, recompile=True
+        compile_id="0/1",
+        function="f",
+        call_index=1,
+        reason="0/0: tensor 'x' size mismatch",
+        guard_count=9,
+        shape_env_guard_count=1,
+        graph_op_count=2,
+        compile_time_ms=12.5,
+        failed=False,
+        recompile=True,
     )
     run = Run(
         target="t",

@@ -43,7 +43,7 @@ class Call:
     outputs_detail: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CompileEvent:
     """One Dynamo compilation (one CompilationMetrics record), failed ones included."""
 

@@ -229,15 +229,15 @@ def _fix_for(target):
     from recompile_probe.strategies.builtins import BUILTINS
 
     event = CompileEvent(
-        "0/1",
-        "f",
-        1,
-        "0/0: tensor 'x' size mismatch",
-        9,
-        1,
-        2,
-        1.0,
-        False,
+        compile_id="0/1",
+        function="f",
+        call_index=1,
+        reason="0/0: tensor 'x' size mismatch",
+        guard_count=9,
+        shape_env_guard_count=1,
+        graph_op_count=2,
+        compile_time_ms=1.0,
+        failed=False,
         recompile=True,
         reason_kind="zero_one_specialization",
     )

@@ -118,7 +118,18 @@ def _points_run(points, events_at, strategy="default", steps=1):
         for j in range(steps)
     )
     events = tuple(
-        CompileEvent(f"0/{n + 1}", "f", i, "r", 9, 0, 1, 1.0, False, recompile=True)
+        CompileEvent(
+            compile_id=f"0/{n + 1}",
+            function="f",
+            call_index=i,
+            reason="r",
+            guard_count=9,
+            shape_env_guard_count=0,
+            graph_op_count=1,
+            compile_time_ms=1.0,
+            failed=False,
+            recompile=True,
+        )
         for n, i in enumerate(events_at)
     )
     return Run(

@@ -15,18 +15,18 @@ from recompile_probe.records.run import CompileEvent
 
 def _event(cid: str, recompile: bool = False) -> dict:
     event = CompileEvent(
-        cid,
-        "step",
-        None,
-        "0/0: tensor 'x' size mismatch" if recompile else None,
-        1,
-        0,
-        1,
-        1.0,
-        False,
-        "/x/train.py",
-        10,
-        recompile,
+        compile_id=cid,
+        function="step",
+        call_index=None,
+        reason="0/0: tensor 'x' size mismatch" if recompile else None,
+        guard_count=1,
+        shape_env_guard_count=0,
+        graph_op_count=1,
+        compile_time_ms=1.0,
+        failed=False,
+        filename="/x/train.py",
+        line=10,
+        recompile=recompile,
         graphs=1,
     )
     return {"event": dataclasses.asdict(event)}

@@ -136,18 +136,18 @@ def synthetic(strategies: int = 10, calls: int = 50, symbols: tuple[str, ...] = 
             if event in ("compile", "recompile"):
                 events.append(
                     CompileEvent(
-                        f"0/{len(events)}",
-                        "f",
-                        k,
-                        None
+                        compile_id=f"0/{len(events)}",
+                        function="f",
+                        call_index=k,
+                        reason=None
                         if k == 0
                         else f"0/{len(events) - 1}: tensor 'x' size mismatch at "
                         f"index 0. expected {sequence[k - 1]}, actual {sequence[k]}",
-                        9,
-                        1,
-                        3,
-                        5.0,
-                        bool(failed),
+                        guard_count=9,
+                        shape_env_guard_count=1,
+                        graph_op_count=3,
+                        compile_time_ms=5.0,
+                        failed=bool(failed),
                         recompile=k > 0,
                         reason_kind=None if k == 0 else "static_size_change",
                     )
