@@ -234,6 +234,14 @@ TABLE: Mapping[str, Kind] = MappingProxyType(
                 "together): the cause is the other rank's recompile, read its reason.",
                 "remove the recompile on the rank whose guards failed; this one follows it",
             ),
+            Kind(
+                "rank_change",
+                "a tensor's number of dimensions changed",
+                "a tensor's number of dimensions is part of every tensor guard: no mark or "
+                "config makes it dynamic, each rank gets its own graph.",
+                "give the tensor one number of dimensions at every call (reshape, unsqueeze or "
+                "flatten before the call), or warm up each rank once",
+            ),
         )
     }
 )

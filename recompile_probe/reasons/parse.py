@@ -136,6 +136,7 @@ def parse_line(line: str) -> ReasonDetail:
             "dtype": "dtype_change",
             "requires_grad": "requires_grad_change",
             "stride": "stride_change",
+            "rank": "rank_change",
         }.get(what, "other")
         if what == "size":
             kind = "zero_one_specialization" if expected in ("0", "1") else "static_size_change"

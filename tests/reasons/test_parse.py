@@ -111,6 +111,13 @@ CASES = [
         {"what": "stride", "dim": 0},
     ),
     (
+        "rank_change",
+        double,
+        [plain(torch.randn(2)), plain(torch.randn(2, 2))],
+        {},
+        {"what": "rank", "expected": "1", "actual": "2"},
+    ),
+    (
         "python_scalar_change",
         scale,
         [plain(torch.randn(2), 0.5), plain(torch.randn(2), 0.7)],
