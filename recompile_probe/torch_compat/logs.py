@@ -32,10 +32,11 @@ class _Listening(set[str]):
     the user's settings enabled its artifact.
     """
 
-    def __init__(self, names: set[str], ours: str) -> None:
+    def __init__(self, names: set[str], ours: str, listeners: list[Callable[[str], None]]) -> None:
         super().__init__(names)
         self.ours = ours
-        self.listeners: list[Callable[[str], None]] = []
+        #: shared by every set the tool installs (a program may swap torch's log state)
+        self.listeners = listeners
 
     def really(self, name: str) -> bool:
         return set.__contains__(self, name)
@@ -50,31 +51,43 @@ class _Listening(set[str]):
         )
 
 
+def _names(internal: Any) -> Any:
+    """The artifact set torch consults now (a program may have replaced its log state)."""
+    return getattr(getattr(internal, "log_state", None), "artifact_names", None)
+
+
+def _enabled(names: Any, artifact: str) -> bool:
+    """Whether the user's settings (not the tool's) enable ``artifact``."""
+    if isinstance(names, _Listening):
+        return names.really(artifact)
+    return isinstance(names, set) and artifact in names
+
+
 class _Relay(logging.Filter):
     """Hands each recompile message to the listeners, then lets it on to the handlers (the
     user's, torch's) only if the user's settings enabled this artifact."""
 
-    def __init__(self, names: _Listening, artifact: str) -> None:
+    def __init__(self, internal: Any, listeners: list[Callable[[str], None]], artifact: str):
         super().__init__()
-        self.names, self.artifact = names, artifact
+        self.internal, self.listeners, self.artifact = internal, listeners, artifact
 
     def filter(self, record: logging.LogRecord) -> bool:
-        for listener in list(self.names.listeners):
+        for listener in list(self.listeners):
             try:
                 listener(record.getMessage())
             except Exception:  # noqa: BLE001 - observing must never break the user's compile
                 pass
-        return self.names.really(self.artifact)
+        return _enabled(_names(self.internal), self.artifact)
 
 
-def _as_torch_configures(lg: logging.Logger, artifact: str, names: set[str], registry: Any) -> None:
+def _as_torch_configures(lg: logging.Logger, artifact: str, names: Any, registry: Any) -> None:
     """The level and propagation torch's own set-up gives an artifact logger for these names."""
     lg.setLevel(logging.NOTSET)
     lg.propagate = True
     off: Any = getattr(registry, "is_off_by_default", None)
     if off is not None and off(artifact):
         lg.propagate = False
-    if artifact in names:
+    if _enabled(names, artifact):
         lg.setLevel(logging.DEBUG)
         lg.propagate = True
 
@@ -88,12 +101,12 @@ def recompiles_stream(on_message: Callable[[str], None], verbose: bool = True) -
     neither on, the verbose one reads as on to Dynamo (quietly: its records reach no handler):
     it names every failing part of each entry's failing guard, not just the first, and runs
     only on a recompile (nothing per call); ``verbose=False`` reads the plain one instead.
-    Whatever the program does to torch's logging meanwhile (``set_logs``, its own handlers on
-    ``torch._dynamo.guards``) works as in a plain run, and the messages keep coming.
+    Whatever the program does to torch's logging meanwhile (``set_logs``, a log state of its
+    own as PyTorch's test utilities swap in, its own handlers on ``torch._dynamo.guards``) works
+    as in a plain run, and the messages keep coming.
     """
     internal: Any = getattr(getattr(torch, "_logging", None), "_internal", None)
-    state: Any = getattr(internal, "log_state", None)
-    names_now: Any = getattr(state, "artifact_names", None)
+    names_now: Any = _names(internal)
     if not isinstance(names_now, set):
         yield False
         return
@@ -105,45 +118,56 @@ def recompiles_stream(on_message: Callable[[str], None], verbose: bool = True) -
             names_now.listeners.remove(on_message)
         return
     ours = RECOMPILES_VERBOSE_ARTIFACT if verbose else RECOMPILES_ARTIFACT
-    names = _Listening(names_now, ours)
-    names.listeners.append(on_message)
+    listeners: list[Callable[[str], None]] = [on_message]
+    #: (log state, the set installed in it), to give each its user's set back
+    installed: list[tuple[Any, _Listening]] = []
     registry: Any = getattr(internal, "log_registry", None)
     loggers = {n: logging.getLogger(n) for n in _ARTIFACT_OF}
     saved = {n: (lg.level, lg.propagate) for n, lg in loggers.items()}
-    relays = {n: _Relay(names, a) for n, a in _ARTIFACT_OF.items()}
+    relays = {n: _Relay(internal, listeners, a) for n, a in _ARTIFACT_OF.items()}
     mine = loggers[RECOMPILES_VERBOSE_LOGGER if verbose else RECOMPILES_LOGGER]
     reset = [False]
+
+    def install() -> None:
+        state: Any = getattr(internal, "log_state", None)
+        names: Any = getattr(state, "artifact_names", None)
+        if isinstance(names, set) and not isinstance(names, _Listening):
+            listening = _Listening(names, ours, listeners)
+            state.artifact_names = listening
+            installed.append((state, listening))
 
     def listen() -> None:
         # Dynamo creates the record only where the logger is enabled for DEBUG; propagation
         # stays the user's (test frameworks attach their handlers by it)
-        if not names.really(ours):
+        if not _enabled(_names(internal), ours):
             mine.setLevel(logging.DEBUG)
 
     def set_up_again() -> None:
         """After the program set torch's logging up again: the loggers as torch would have
         left them for the user's settings, then listening again."""
         reset[0] = True
+        install()
         for n, lg in loggers.items():
-            _as_torch_configures(lg, _ARTIFACT_OF[n], set(names), registry)
+            _as_torch_configures(lg, _ARTIFACT_OF[n], _names(internal), registry)
         listen()
 
     init_logs = _after_each(internal, "_init_logs", set_up_again)
     for n, lg in loggers.items():
         lg.addFilter(relays[n])
+    install()
     listen()
-    state.artifact_names = names
     try:
         yield True
     finally:
-        names.listeners.clear()
+        listeners.clear()
         init_logs.close()
-        if state.artifact_names is names:
-            state.artifact_names = set(names)
+        for state, listening in installed:
+            if getattr(state, "artifact_names", None) is listening:
+                state.artifact_names = set(listening)
         for n, lg in loggers.items():
             lg.removeFilter(relays[n])
             if reset[0]:
-                _as_torch_configures(lg, _ARTIFACT_OF[n], set(names), registry)
+                _as_torch_configures(lg, _ARTIFACT_OF[n], _names(internal), registry)
             else:
                 lg.setLevel(saved[n][0])
                 lg.propagate = saved[n][1]

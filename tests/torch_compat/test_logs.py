@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import torch
 
 from recompile_probe.torch_compat.logs import recompiles_stream
@@ -94,4 +96,49 @@ def test_nested_streams_both_hear_and_the_outer_state_comes_back():
         f(torch.ones(3))
     assert len(outer) == 2 and len(inner) == 1
     assert _logger_states() == before
+    torch._dynamo.reset()
+
+
+def _with_torchs_test_settings(f, size):
+    """PyTorch's own test utility: TORCH_LOGS patched and a fresh log state swapped in, then
+    what ``torch._dynamo.guards`` propagates read by a handler of the test's."""
+    import io
+    import logging
+
+    from torch.testing._internal.logging_utils import log_settings
+
+    buf = io.StringIO()
+    handler = logging.StreamHandler(buf)
+    guards = logging.getLogger("torch._dynamo.guards")
+    with log_settings("recompiles"):
+        guards.addHandler(handler)
+        try:
+            f(torch.ones(size))
+        finally:
+            guards.removeHandler(handler)
+    return buf.getvalue()
+
+
+def test_a_log_state_swapped_in_by_pytorchs_test_utilities_gets_its_records(capfd):
+    torch._dynamo.reset()
+    f = torch.compile(lambda x: x / 2, backend="eager", dynamic=False)
+    f(torch.ones(2))
+    plain = _with_torchs_test_settings(f, 3)
+    plain_states = _logger_states()
+    capfd.readouterr()
+
+    torch._dynamo.reset()
+    messages: list[str] = []
+    with recompiles_stream(messages.append):
+        f = torch.compile(lambda x: x / 2, backend="eager", dynamic=False)
+        f(torch.ones(2))
+        watched = _with_torchs_test_settings(f, 3)
+        f(torch.ones(4))
+    out, err = capfd.readouterr()
+    assert plain.count("Recompiling function") == 1
+    # the same record, word for word (the two lambdas' lines masked)
+    assert re.sub(r"py:\d+", "py:N", watched) == re.sub(r"py:\d+", "py:N", plain)
+    assert len(messages) == 2 and "expected 3, actual 4" in messages[1]
+    assert "actual 4" not in err + out
+    assert _logger_states() == plain_states
     torch._dynamo.reset()
