@@ -53,6 +53,20 @@ def local_name(source: str | None) -> str:
     return match.group(1) + match.group(2) if match else (source or "arg")
 
 
+_IN_VAR_KEYWORD = re.compile(r"L\['([^']+)'\]\['([^']+)'\](.*)")
+
+
+def caller_name(source: str | None, param_names: Sequence[str | None]) -> str:
+    """A source as the caller's code names it, where marks go (before the call): a value of the
+    frame's ``**kwargs`` dict by the keyword it is passed as (``L['kwargs']['input_ids']`` ->
+    ``input_ids``). A local indexed by a string that is no named parameter can only be that
+    dict; a named parameter's entries keep their path (``cfg['scale']``)."""
+    match = _IN_VAR_KEYWORD.fullmatch(source or "")
+    if match and match.group(1) not in param_names:
+        return match.group(2) + match.group(3)
+    return local_name(source)
+
+
 def path_name(path: Path, param_names: Sequence[str | None]) -> str:
     """An argument path as the user's code names it: ``x``, ``kwargs['input_ids']``,
     ``cache.keys[0]`` (``args[2]`` for a positional argument with no name)."""
@@ -75,7 +89,12 @@ def _located(strategy: Strategy, args: Arguments) -> list[tuple[LocationMark, st
     for m in strategy.marks:
         name = path_name(parse_path("marks", m.argument), args.param_names)
         symbol = next(
-            (sym for src, d, sym in args.dims if d == m.dim and local_name(src) == name), None
+            (
+                sym
+                for src, d, sym in args.dims
+                if d == m.dim and caller_name(src, args.param_names) == name
+            ),
+            None,
         )
         out.append((m, name, symbol))
     return out
@@ -138,7 +157,7 @@ def code(
             if symbol in plan:
                 kind, options = plan[symbol]
                 options = filled(options, symbol, args.ranges)
-                lines.append(mark_call(kind, local_name(source), dim, options))
+                lines.append(mark_call(kind, caller_name(source, args.param_names), dim, options))
         lines += [mark_call(m.kind, name, m.dim) for m, name, _ in located]
         found = check_lines(strategy, args, acting)
         if found and checks_measured:
