@@ -187,10 +187,15 @@ def _after_each(module: Any, name: str, then: Callable[[], None]) -> contextlib.
         finally:
             then()
 
+    def put_back(owner: Any) -> None:
+        # someone who wrapped it after us keeps their wrapper
+        if getattr(owner, name, None) is wrapped:
+            setattr(owner, name, original)
+
     for owner in (module, getattr(torch, "_logging", None)):
         if owner is not None and getattr(owner, name, None) is original:
             setattr(owner, name, wrapped)
-            stack.callback(setattr, owner, name, original)
+            stack.callback(put_back, owner)
     return stack
 
 
