@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..reasons.text import without_comments
+from ..records.coverage import Coverage
 from ..records.ranks import RankRuns
 from ..records.run import Run, Violation
 from ..scenario.budgets import Budget
-from ..scenario.keys import KEYS, MAX_KEYS, RANK_KEYS
+from ..scenario.keys import KEYS, MAX_KEYS, RANGE_KEYS, RANK_KEYS
+from ..sizes.ranges import format_box, format_ranges
 from .ranks import agreement, divergence
 from .sequence import at_call, moved, transitions
 
@@ -87,6 +89,13 @@ def evaluate(
                     why = (divergence(compared),) + ((compared.note,) if compared.note else ())
                 violations.append(Violation(key, budget.limit, actual, why, budget.source))
             continue
+        if key in RANGE_KEYS:
+            broken_at = uncovered(run.coverage, budget.limit)
+            if broken_at is not None:
+                violations.append(
+                    Violation(key, budget.limit, broken_at[0], broken_at[1], budget.source)
+                )
+            continue
         if key in MAX_KEYS:
             actual = getattr(run, MAX_KEYS[key])
             broken = actual is None or actual > budget.limit
@@ -98,8 +107,56 @@ def evaluate(
     return tuple(sorted(violations, key=lambda v: KEYS.index(v.budget)))
 
 
+#: what a call at an unserved size does, as a verb
+_DOES = {"recompile": "recompiles", "eager": "runs eagerly", "raises": "raises"}
+
+
+def uncovered(
+    coverage: Coverage | None, ranges: dict[str, tuple[int, int]]
+) -> tuple[str | None, tuple[str, ...]] | None:
+    """Why a `no_recompile_in` budget over ``ranges`` is broken: (the smallest size that is not
+    served, what happens there, its guard and user line); None where it holds. A range that was
+    not decided breaks it (a budget that cannot be verified fails); a sampled answer with no
+    miss holds, and the report says it was sampled."""
+    if coverage is None or not coverage.decided:
+        said = coverage.why_na if coverage is not None else None
+        return None, (f"coverage n/a: {said or 'no coverage was decided'}",)
+    names = list(coverage.ranges)
+    for miss in coverage.unserved:
+        if not all(
+            s not in ranges or not (hi < ranges[s][0] or lo > ranges[s][1])
+            for s, (lo, hi) in miss.sizes.items()
+        ):
+            continue
+        first = tuple(
+            max(lo, ranges[s][0]) if s in ranges else lo for s, (lo, hi) in miss.sizes.items()
+        )
+        at = format_box(names, tuple((v, v) for v in first))
+        label = at if len(names) > 1 else f"{names[0]} = {at}"
+        why: list[str] = [
+            f"{label} is not served ({miss.outcome}); unserved: "
+            f"{format_box(names, tuple(miss.sizes.values()))}"
+        ]
+        if miss.guard:
+            why.append(
+                f"failing guard: {miss.guard}"
+                + (f" [{miss.reason_kind}]" if miss.reason_kind else "")
+            )
+        if miss.origin:
+            where = f"{miss.origin.get('file')}:{miss.origin.get('line')}"
+            code = miss.origin.get("code")
+            why.append(f"user line: {where}" + (f"  {code}" if code else ""))
+        if coverage.method == "sampled":
+            why.append("checked on samples: " + "; ".join(coverage.notes[-1:]))
+        return f"{label} {_DOES.get(miss.outcome, miss.outcome)}", tuple(why)
+    return None
+
+
 def describe(violation: Violation) -> str:
     """One line, e.g. "max_recompiles: 1 > 0"."""
+    if violation.budget in RANGE_KEYS:
+        actual = "n/a" if violation.actual is None else violation.actual
+        return f"{violation.budget} {format_ranges(violation.limit)}: {actual}"
     actual = "n/a" if violation.actual is None else violation.actual
     if violation.budget in MAX_KEYS:
         return f"{violation.budget}: {actual} > {violation.limit}"

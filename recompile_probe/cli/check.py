@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..scenario.model import Scenario
 from .common import (
     CLEAN_ENV_OPTION,
+    COVER_OPTION,
     DEBUG_OPTION,
     QUIET_OPTION,
     RUN_TIMEOUT_OPTION,
@@ -46,6 +47,15 @@ def check(
     max_recompiles: Optional[int] = typer.Option(
         None, "--max-recompiles", min=0, help="A budget for every run, over the files' own."
     ),
+    no_recompile_in: Optional[str] = typer.Option(
+        None,
+        "--no-recompile-in",
+        metavar="RANGE",
+        help="A budget for every run, over the files' own: every size in RANGE (e.g. "
+        "B=1..4096) must be served by the cache entries the sequence left, decided from "
+        "their guards (docs/coverage.md).",
+    ),
+    cover: Optional[str] = COVER_OPTION,
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here."),
     markdown: Optional[Path] = typer.Option(
         None,
@@ -122,7 +132,9 @@ def check(
         )
         files.check()
         names = [n for item in strategy or () for n in csv_list(item, "--strategy") or ()] or None
-        loaded = check_mod.load_all(scenarios, names, max_recompiles)
+        loaded = check_mod.load_all(
+            scenarios, names, max_recompiles, cover=cover, no_recompile_in=no_recompile_in
+        )
         part = _shard(loaded, shard, baseline, from_report)
         stored = None
         if baseline is not None and (baseline.exists() or not update_baseline):

@@ -167,6 +167,14 @@ def check_format(document: Document, fmt: str) -> formats.Format:
 
 
 QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No progress on stderr.")
+COVER_OPTION = typer.Option(
+    None,
+    "--cover",
+    metavar="RANGE",
+    help="After each sequence, decide from the cache entries' guards whether every size in "
+    "this range is served, e.g. B=1..4096 or B=1..4096,S=1..2048 (replaces the scenario's "
+    "coverage:; docs/coverage.md).",
+)
 VERBOSE_OPTION = typer.Option(
     False,
     "--verbose",

@@ -11,6 +11,7 @@ from ..errors import ExitCode, UsageError
 from .common import (
     CLEAN_ENV_OPTION,
     COUNTS_HELP,
+    COVER_OPTION,
     DEBUG_OPTION,
     QUIET_OPTION,
     VERBOSE_OPTION,
@@ -54,6 +55,7 @@ def run(
     backend: Optional[str] = typer.Option(
         None, "--backend", "-b", help="eager | aot_eager | inductor"
     ),
+    cover: Optional[str] = COVER_OPTION,
     fmt: str = format_option(Document.REPORTS),
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", help="Write the report to FILE (atomically) instead of stdout."
@@ -113,6 +115,7 @@ def run(
             strategies=csv_list(strategies, "--strategies"),
             sequence=sizes_arg(sequence),
             backend=backend,
+            cover=cover,
         )
         total = len(loaded.strategies) * len(loaded.sequences) * (loaded.ranks or 1)
         with (

@@ -20,7 +20,7 @@ from ..scenario import load as scenario_load
 from ..scenario.budgets import Budget
 from ..scenario.keys import ANY
 from ..scenario.model import Scenario
-from ..scenario.overrides import with_overrides
+from ..scenario.overrides import cover_ranges, with_overrides
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 
@@ -40,15 +40,24 @@ def expand(paths: list[Path]) -> list[Path]:
 
 
 def load_all(
-    paths: list[Path], strategies: list[str] | None, max_recompiles: int | None
+    paths: list[Path],
+    strategies: list[str] | None,
+    max_recompiles: int | None,
+    *,
+    cover: str | None = None,
+    no_recompile_in: str | None = None,
 ) -> list[Scenario]:
     scenarios = []
     for path in expand(paths):
-        s = with_overrides(scenario_load.load(path), strategies=strategies)
+        s = with_overrides(scenario_load.load(path), strategies=strategies, cover=cover)
         if max_recompiles is not None:
             flag = Budget(
                 ANY, ANY, "max_recompiles", max_recompiles, "--max-recompiles", from_flag=True
             )
+            s = replace(s, budgets=(*s.budgets, flag))
+        if no_recompile_in is not None:
+            ranges = cover_ranges(s, no_recompile_in, "--no-recompile-in")
+            flag = Budget(ANY, ANY, "no_recompile_in", ranges, "--no-recompile-in", from_flag=True)
             s = replace(s, budgets=(*s.budgets, flag))
         scenarios.append(s)
     return scenarios

@@ -18,6 +18,7 @@ from ..scenario.model import Scenario
 from ..sizes.points import BATCH, Point
 from ..strategies.apply import Marker
 from ..strategies.model import Strategy
+from ..targets.frames import frame_code, frame_locals
 from ..targets.inputs import Inputs
 from ..targets.loader import LoadedTarget
 from ..torch_compat.metrics import metrics_available
@@ -60,7 +61,7 @@ class Driver:
         #: compiles while the last point was re-run for timing; None: not timed
         self.timing_compiles: int | None = None
         self._graphs_seen = 0
-        self._code = entries.frame_code(target.fn)
+        self._code = frame_code(target.fn)
         #: whether guard checks on our reconstruction of the frame's locals can be trusted:
         #: settled at the first compile (the entry it just made must accept its own call)
         self._locals_ok: bool | None = None
@@ -69,6 +70,12 @@ class Driver:
     def _mark(self, args: tuple, kwargs: dict) -> None:
         if self.mark is not None:  # in eager code, right before the call (the vLLM placement)
             self.mark(args, kwargs, self.target.dims, self.target.param_names)
+
+    def call(self, args: tuple, kwargs: dict) -> Any:
+        """One call of the compiled target as the sequence makes it (marks applied), recording
+        nothing: for the coverage sampler's real calls."""
+        self._mark(args, kwargs)
+        return self.compiled(*args, **kwargs)
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
         self._mark(args, kwargs)
@@ -199,7 +206,7 @@ class Driver:
 
     def _served(self, args: tuple, kwargs: dict) -> Any:
         """The entry that serves these args; None if none does; False if that cannot be told."""
-        f_locals = entries.frame_locals(self.target.fn, args, kwargs)
+        f_locals = frame_locals(self.target.fn, args, kwargs)
         if f_locals is None or self._locals_ok is False:
             return False
         return entries.serving_entry(self._code, f_locals)
@@ -269,7 +276,7 @@ class Driver:
         self.timing = Timing.of(samples)
         args, kwargs = self.last_inputs
         entry = self._served(args, kwargs) if self._locals_ok else None
-        f_locals = entries.frame_locals(self.target.fn, args, kwargs)
+        f_locals = frame_locals(self.target.fn, args, kwargs)
         if entry and f_locals is not None:
             mark = (lambda: self._mark(args, kwargs)) if self.mark is not None else None
             cost = entries.check_cost_us(entry, f_locals, mark)

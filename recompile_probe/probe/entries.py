@@ -10,8 +10,6 @@ lambda guard too become OBJECT_ALIASING lines. Each line gets the user line behi
 
 from __future__ import annotations
 
-import inspect
-import re
 import statistics
 import time
 from collections import Counter
@@ -21,8 +19,8 @@ from typing import Any
 
 from ..provenance.capture import Collector
 from ..provenance.first_use import first_uses
-from ..reasons.text import strip_comment
-from ..records.run import OBJECT_ALIASING, SHAPE_ENV, GuardLine
+from ..reasons.text import epilogue_kind, strip_comment
+from ..records.run import SHAPE_ENV, GuardLine
 from ..torch_compat import cache
 
 
@@ -38,17 +36,6 @@ class EntryInfo:
     guards: tuple[GuardLine, ...]  #: flattened, comments stripped; empty when unreadable
     #: leaf_guard_count per kind, most first (None when unreadable)
     leaf_kinds: dict[str, int] | None = None
-
-
-# a sympy guard never reads "x is y"; an object-aliasing guard reads nothing else
-_ALIASING = re.compile(r"^\S.* is \S.*$")
-
-
-def epilogue_kind(verbose_parts: list[str]) -> str:
-    """The root's epilogue lambda guards hold the shape env's symbolic guards and, in another
-    lambda, the object-aliasing (``a is b``) guards: tell them apart by what they say."""
-    parts = [strip_comment(p) for p in verbose_parts]
-    return OBJECT_ALIASING if parts and all(_ALIASING.match(p) for p in parts) else SHAPE_ENV
 
 
 def inspect_entry(code: Any, entry: Any, collector: Collector | None = None) -> EntryInfo:
@@ -149,51 +136,6 @@ def all_entries(collector: Collector | None = None) -> list[EntryInfo] | None:
 
 
 # --- which entry serves a call, and what checking it costs ----------------------------------------
-
-
-def frame_code(fn: Any) -> Any | None:
-    """The code object Dynamo compiles for this callable (forward for a module)."""
-    import torch
-
-    if isinstance(fn, torch.nn.Module):
-        fn = type(fn).forward
-    return getattr(fn, "__code__", None)
-
-
-def frame_locals(fn: Any, args: tuple, kwargs: dict | None = None) -> dict[str, Any] | None:
-    """The locals the compiled frame starts with, as guards see them (L['x'] -> x)."""
-    import torch
-
-    # follow_wrapped=False and the closure: a functools.wraps wrapper's frame has (*args, **kwargs)
-    # and its free variables (L['fn']), not the wrapped function's parameters.
-    # A bound method's frame holds its self too: in args[0] when the function is a
-    # wrapped_func(*args, **kwargs), so bind the function with self, not the method.
-    func = type(fn).forward if isinstance(fn, torch.nn.Module) else fn
-    if inspect.ismethod(fn):
-        func, args = fn.__func__, (fn.__self__, *args)
-    try:
-        if isinstance(fn, torch.nn.Module):
-            bound = inspect.signature(func, follow_wrapped=False).bind(fn, *args, **(kwargs or {}))
-        else:
-            bound = inspect.signature(func, follow_wrapped=False).bind(*args, **(kwargs or {}))
-        bound.apply_defaults()
-    except (TypeError, ValueError):
-        return None
-    code, cells = getattr(func, "__code__", None), getattr(func, "__closure__", None) or ()
-    free = {
-        name: cell.cell_contents
-        for name, cell in zip(getattr(code, "co_freevars", ()), cells)
-        if not _empty(cell)
-    }
-    return {**free, **bound.arguments}
-
-
-def _empty(cell: Any) -> bool:
-    try:
-        _ = cell.cell_contents  # reading an empty cell raises
-    except ValueError:
-        return True
-    return False
 
 
 def serving_entry(code: Any, f_locals: dict[str, Any]) -> Any | None | bool:

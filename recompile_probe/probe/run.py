@@ -16,16 +16,19 @@ from pathlib import Path
 
 import torch
 
+from ..coverage.decide import Request, decide
 from ..provenance.capture import Collector, capture_hook
 from ..provenance.graph_breaks import graph_break_mark
 from ..recording.recorder import Recorder, delta
+from ..records.coverage import Coverage
 from ..records.environment import CLEAN_ENV
 from ..records.run import Run, RunError, figureless_run
-from ..scenario.model import Scenario
+from ..scenario.model import Scenario, coverage_ranges
 from ..sizes.points import Point, varying
 from ..strategies.apply import (
     applied,
     compile_kwargs,
+    declared_ranges,
     dim_sources,
     inherited_overrides,
     marker,
@@ -42,7 +45,7 @@ from ..torch_compat.settings import defaults_restored
 from .backend import CountingBackend
 from .driver import Driver
 from .eager import EagerReference
-from .entries import all_entries
+from .entries import EntryInfo, all_entries
 from .failures import describe_error
 from .summary import Lines, batch_values, summarize
 
@@ -156,6 +159,12 @@ def probe(
         driver.drive(points)
         entries = all_entries(collector)
         steady = driver.steady_state(points)
+        ranges = coverage_ranges(scenario)
+        coverage = (
+            None
+            if ranges is None
+            else covered(scenario, target, strategy, points, acting, driver, entries, ranges)
+        )
     written = trace_file()
     if written is not None:
         named = Path(written).with_name(f"{_safe(sequence_name)}.log")
@@ -175,6 +184,43 @@ def probe(
         Lines(collector, break_mark),
         inherited=(*overridden, *reference.notes),
         trace_file=written,
+        coverage=coverage,
+    )
+
+
+def covered(
+    scenario: Scenario,
+    target: LoadedTarget,
+    strategy: Strategy,
+    points: tuple[Point, ...],
+    acting: tuple[str, ...],
+    driver: Driver,
+    entries: list[EntryInfo] | None,
+    ranges: dict[str, tuple[int, int]],
+) -> Coverage:
+    """The range decided from the entries the sequence left, before they go."""
+    if driver.last_inputs is None:
+        why = "the sequence made no call that succeeded" if driver.error else "no call was made"
+        return Coverage(ranges=ranges, method=None, scope=None, proved=False, why_na=why)
+    factory = target.make_inputs
+    last = points[-1] if target.driver is None else None
+    base = (points[-1] if last is None else last).to_dict()
+    return decide(
+        Request(
+            target=target,
+            ranges=ranges,
+            template=driver.last_inputs,
+            base=base,
+            guard_lines=[line for e in entries or () for line in e.guards],
+            declared=declared_ranges(strategy, acting, symbol_ranges(scenario.points)),
+            call=driver.call if factory is not None and target.driver is None else None,
+            real_inputs=(
+                None
+                if factory is None or target.driver is not None
+                else lambda sizes: factory(Point.of(sizes, scenario.symbols))
+            ),
+            seen=[p.to_dict() for p in points],
+        )
     )
 
 

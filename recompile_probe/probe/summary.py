@@ -14,6 +14,7 @@ from ..provenance.graph_breaks import graph_breaks
 from ..provenance.origin import Origin, with_stacks
 from ..reasons.text import failure_lines
 from ..records.compile_ids import frame_of, sort_key
+from ..records.coverage import Coverage
 from ..records.run import CacheEntry, Call, CompileEvent, Run
 from ..scenario.model import Scenario
 from ..sizes.points import BATCH, Point
@@ -45,6 +46,7 @@ def summarize(
     *,
     inherited: tuple[str, ...] = (),
     trace_file: str | None = None,
+    coverage: Coverage | None = None,
 ) -> Run:
     """The run's record, built once. ``inherited``: notes on what the strategy inherits from the
     environment (they come first); ``trace_file``: its structured trace (run --trace-dir)."""
@@ -93,6 +95,7 @@ def summarize(
         eager_us=None if reference.steady_us is None else round(reference.steady_us, 2),
         eager_min_us=None if reference.steady_min_us is None else round(reference.steady_min_us, 2),
         eager_noisy=too_noisy(reference.steady_min_us, reference.steady_us),
+        coverage=coverage,
         strategy_description=strategy.description,
         guard_check_us=driver.guard_check_us,
         guard_latency_us=own.guard_latency_us if own else None,

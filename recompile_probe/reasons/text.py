@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from ..records.run import OBJECT_ALIASING, SHAPE_ENV
+
 #: "N/M: guard", or with compiled autograd "!A/N/M: guard"; the guard may be empty (torch 2.9
 #: logs "0/0: " for a backend change)
 _ENTRY_LINE = re.compile(r"^(?P<entry>!?\d+(?:/\d+)+):(?: (?P<body>.*))?$", re.S)
@@ -164,3 +166,14 @@ def mask_ids(text: str) -> str:
     for pattern, repl in _IDS:
         text = pattern.sub(repl, text)
     return text
+
+
+# a sympy guard never reads "x is y"; an object-aliasing guard reads nothing else
+_ALIASING = re.compile(r"^\S.* is \S.*$")
+
+
+def epilogue_kind(verbose_parts: list[str]) -> str:
+    """The root's epilogue lambda guards hold the shape env's symbolic guards and, in another
+    lambda, the object-aliasing (``a is b``) guards: tell them apart by what they say."""
+    parts = [strip_comment(p) for p in verbose_parts]
+    return OBJECT_ALIASING if parts and all(_ALIASING.match(p) for p in parts) else SHAPE_ENV

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .coverage import Coverage
+
 #: Per-call events. "eager": no compile happened and no cache entry accepted the call, so it ran
 #: without compiled code (e.g. the frame is past its recompile limit).
 EVENTS = ("compile", "recompile", "hit", "error", "eager")
@@ -253,6 +255,9 @@ class Run:
     #: eager_us's spread too wide to compare against (analysis.too_noisy: median > 1.3x the
     #: fastest sample); None where not timed
     eager_noisy: bool | None = None
+    #: whether every size of the scenario's `coverage:` range (or --cover) is served by the
+    #: cache entries the sequence left (records/coverage.py); None: no range was asked
+    coverage: Coverage | None = None
 
 
 def figureless_run(

@@ -12,8 +12,11 @@ from ..analysis.verdicts import noisy, plural
 from ..reasons import causes
 from ..reasons.text import entry_line, failure_lines, split_parts, strip_comment, without_comments
 from ..records.compile_ids import frame_of
+from ..records.coverage import Method, Scope
 from ..records.report import Environment
-from ..records.run import Call, Run
+from ..records.run import Call, Run, Violation
+from ..scenario.keys import MAX_KEYS, RANGE_KEYS
+from ..sizes.ranges import format_box, format_ranges
 
 NA = "n/a"
 GLYPHS = {"compile": "●", "recompile": "▲", "hit": "·", "error": "✗", "eager": "○"}
@@ -51,11 +54,23 @@ FAILED_COLUMN = (
 )
 
 
+#: shown before "outputs" only where some run of the sequence was asked about a range
+COVERS_COLUMN = (
+    "covers",
+    "sizes of the declared range the cache entries serve, and how it was decided "
+    "(proved, enumerated, sampled; docs/coverage.md)",
+)
+
+
 def columns(runs: list[Run]) -> tuple[tuple[str, str], ...]:
-    """The summary columns for these runs: "failed" only where some run had a failed compile."""
-    if not any(r.failed_compiles for r in runs):
-        return COLUMNS
-    return COLUMNS[:2] + (FAILED_COLUMN,) + COLUMNS[2:]
+    """The summary columns for these runs: "failed" only where some run had a failed compile,
+    "covers" only where some run was asked about a range."""
+    out: tuple[tuple[str, str], ...] = COLUMNS
+    if coverage_asked(runs):
+        out = out[:-2] + (COVERS_COLUMN,) + out[-2:]
+    if any(r.failed_compiles for r in runs):
+        out = out[:2] + (FAILED_COLUMN,) + out[2:]
+    return out
 
 
 def num(value: object, fmt: str = "{}") -> str:
@@ -73,7 +88,7 @@ def steady(run: Run) -> str:
     return NOISY + text if run.steady_state_us is not None and noisy(run) else text
 
 
-def row(run: Run, with_failed: bool = False) -> list[str]:
+def row(run: Run, with_failed: bool = False, with_covers: bool = False) -> list[str]:
     values = [
         run.strategy,
         num(run.compiles),
@@ -87,6 +102,8 @@ def row(run: Run, with_failed: bool = False) -> list[str]:
         outputs(run),
         run.status,
     ]
+    if with_covers:
+        values.insert(-2, covers(run))
     if with_failed:
         values.insert(2, num(run.failed_compiles))
     return values
@@ -299,3 +316,42 @@ def eager_label(runs: list) -> str | None:
         f"eager {NOISY}{run.eager_us:.1f} µs/call (too noisy to compare: fastest "
         f"{run.eager_min_us:.1f})"
     )
+
+
+def limit(violation: Violation) -> str:
+    """A budget's limit as tables show it: "≤ 1", "B ∈ [1, 4096]", "True"."""
+    if violation.budget in MAX_KEYS:
+        return f"≤ {violation.limit}"
+    if violation.budget in RANGE_KEYS and isinstance(violation.limit, dict):
+        return format_ranges(violation.limit)
+    return str(violation.limit)
+
+
+def coverage_asked(runs: Sequence[Run]) -> bool:
+    return any(r.coverage is not None for r in runs)
+
+
+def covers(run: Run) -> str:
+    c = run.coverage
+    if c is None:
+        return ""
+    if not c.decided:
+        return "n/a"
+    names = list(c.ranges)
+    whole = format_box(names, tuple(c.ranges.values()))
+    top = ", top frame" if c.scope == Scope.TOP_FRAME.value else ""
+    if not c.unserved:
+        return f"✓ {whole} {c.method}" if c.proved else f"{whole} {c.method}{top}"
+    first = c.unserved[0]
+    miss = f"{format_box(names, tuple(first.sizes.values()))} {first.outcome}"
+    more = f" +{len(c.unserved) - 1}" if len(c.unserved) > 1 else ""
+    if c.method == Method.SAMPLED.value:
+        return f"✗ {miss}{more} (sampled{top})"
+    served = (
+        format_box(names, tuple(c.served[0].values()))
+        if len(c.served) == 1
+        else "none"
+        if not c.served
+        else f"{len(c.served)} parts"
+    )
+    return f"{served} ({miss}{more}){top}"

@@ -15,6 +15,7 @@ from ..analysis.sequence import batch_only, run_points, sequence_label
 from ..records.report import Report
 from ..records.run import Run
 from . import cells
+from .lines import coverage
 from .formats import Layout
 
 
@@ -38,6 +39,8 @@ def _testcase(suite: ET.Element, report: Report, run: Run) -> tuple[int, int]:
         f"guards={cells.num(run.guard_count)} "
         f"shape_env_guards={cells.num(run.shape_env_guard_count)} status={run.status}"
     )
+    if run.coverage is not None:
+        summary += "\n" + "\n".join(coverage.section([run], shown=None))
     for violation in run.violations:
         failure = ET.SubElement(
             case, "failure", {"message": describe(violation), "type": violation.budget}

@@ -21,6 +21,7 @@ from ..records.watch import WatchReport
 from . import cells
 from .formats import Layout
 from .lines import check as check_lines
+from .lines import coverage
 from .lines import diff as diff_lines
 from .lines import explain as explain_lines
 from .lines import functions as function_lines
@@ -100,7 +101,7 @@ def _sequence(label: str, name: str, runs: list[Run]) -> list[str]:
     rows = []
     columns = cells.columns(runs)
     for run in runs:
-        row = cells.row(run, cells.FAILED_COLUMN in columns)
+        row = cells.row(run, cells.FAILED_COLUMN in columns, cells.COVERS_COLUMN in columns)
         if run is winner:
             row = [f"**{c}**" for c in row]
         rows.append(row + [f"`{cells.timeline(run)}`" if run.calls else ""])
@@ -129,6 +130,9 @@ def _sequence(label: str, name: str, runs: list[Run]) -> list[str]:
             ],
         )
         out.append("")
+    covered = coverage.section(runs)
+    if covered:
+        out += ["**Coverage**", "", "```text", *covered, "```", ""]
     notes = [line for line in (cells.error_line(r) for r in runs) if line]
     notes += cells.run_notes(runs)
     out += [f"- {_escape(n)}" for n in notes] + ([""] if notes else [])
@@ -161,7 +165,7 @@ def check(outcome: Outcome, layout: Layout) -> str:
             actual = cells.NA if v.actual is None else str(v.actual)
             lines.append(
                 f"| {report.scenario.name} | {run.sequence_name} | {run.strategy} | "
-                f"`{v.budget}` | {v.limit} | {actual} | {why} |"
+                f"`{v.budget}` | {cells.limit(v)} | {actual} | {why} |"
             )
         lines.append("")
     if outcome.changes:

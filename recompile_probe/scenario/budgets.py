@@ -7,14 +7,15 @@ flag overrides them all (analysis/budgets.py judges a run by them).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import did_you_mean
 from ..records.run import STATUSES, Run
+from ..sizes.ranges import parse_mapping
 from .context import Context
-from .keys import ANY, BUDGET_KEYS, KEYS, RANK_KEYS, TOP_KEYS
+from .keys import ANY, BUDGET_KEYS, KEYS, RANGE_KEYS, RANK_KEYS, TOP_KEYS
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,12 @@ class Budget:
 
 
 def parse(
-    ctx: Context, value: Any, known: list[str], sequences: Mapping[str, Any], ranks: int | None
+    ctx: Context,
+    value: Any,
+    known: list[str],
+    sequences: Mapping[str, Any],
+    ranks: int | None,
+    symbols: Sequence[str] = (),
 ) -> tuple[Budget, ...]:
     """expect: {STRATEGY|"*": {BUDGET: limit, SEQUENCE|"*": {BUDGET: limit}}}"""
     ctx.typed("expect", value, TOP_KEYS["expect"])
@@ -53,7 +59,9 @@ def parse(
         for name, sub in spec.items():
             name = str(name)
             if name in KEYS:
-                out.append(_parse_one(ctx, f"{key}.{name}", strategy, ANY, name, sub, ranks))
+                out.append(
+                    _parse_one(ctx, f"{key}.{name}", strategy, ANY, name, sub, ranks, symbols)
+                )
             elif name == ANY or name in sequences:
                 skey = f"{key}.{name}"
                 ctx.expect(skey, sub, dict, "a mapping of budgets")
@@ -66,7 +74,9 @@ def parse(
                             did_you_mean(bname, KEYS) or f"Budgets: {', '.join(KEYS)}.",
                         )
                     out.append(
-                        _parse_one(ctx, f"{skey}.{bname}", strategy, name, bname, limit, ranks)
+                        _parse_one(
+                            ctx, f"{skey}.{bname}", strategy, name, bname, limit, ranks, symbols
+                        )
                     )
             else:
                 raise ctx.fail(
@@ -79,8 +89,17 @@ def parse(
 
 
 def _parse_one(
-    ctx: Context, key: str, strategy: str, sequence: str, name: str, limit: Any, ranks: int | None
+    ctx: Context,
+    key: str,
+    strategy: str,
+    sequence: str,
+    name: str,
+    limit: Any,
+    ranks: int | None,
+    symbols: Sequence[str],
 ) -> Budget:
+    if name in RANGE_KEYS:
+        return Budget(strategy, sequence, name, ranges_of(ctx, key, limit, symbols), ctx.where(key))
     ctx.typed(key, limit, BUDGET_KEYS[name])
     if name in RANK_KEYS and not ranks:
         raise ctx.fail(
@@ -95,3 +114,18 @@ def _parse_one(
             did_you_mean(limit, STATUSES) or f"Statuses: {', '.join(STATUSES)}.",
         )
     return Budget(strategy, sequence, name, limit, ctx.where(key))
+
+
+def ranges_of(
+    ctx: Context, key: str, value: Any, symbols: Sequence[str]
+) -> dict[str, tuple[int, int]]:
+    """{B: [1, 4096]} at ``key``, each symbol one of the scenario's."""
+    ranges = ctx.sizes(lambda: parse_mapping(key, value))
+    for symbol in ranges:
+        if symbol not in symbols:
+            raise ctx.fail(
+                f"{key}.{symbol}",
+                f"{symbol} is not a size symbol of this scenario",
+                did_you_mean(symbol, symbols) or f"Its symbols: {', '.join(symbols)}.",
+            )
+    return ranges

@@ -261,6 +261,18 @@ TOP_KEYS = table(
         {"type": "object", "$ref": "#/$defs/distributed"},
         "a mapping with backend and timeout_s",
     ),
+    coverage=Key(
+        "Sizes every strategy's cache entries are checked against after its sequence, symbol "
+        "-> [lo, hi] inclusive, e.g. {B: [1, 4096]}: decided from the entries' guards "
+        "without compiling (docs/coverage.md).",
+        {
+            "type": "object",
+            "minProperties": 1,
+            "propertyNames": {"pattern": "^[A-Z][A-Z0-9]*$"},
+            "additionalProperties": {"$ref": "#/$defs/size_range"},
+        },
+        "a mapping of symbol -> [lo, hi]",
+    ),
     expect=Key(
         'Budgets `check` gates on: strategy (or "*") -> budgets, or -> sequence (or '
         '"*") -> budgets.',
@@ -483,8 +495,22 @@ BUDGET_KEYS = table(
         {"type": "boolean"},
         "true or false",
     ),
+    no_recompile_in=Key(
+        "Fail unless every size in this range is served by the run's cache entries, symbol "
+        "-> [lo, hi] inclusive, e.g. {B: [1, 4096]}: decided from the guards after the "
+        "sequence (docs/coverage.md); checked on samples where nothing stronger holds.",
+        {
+            "type": "object",
+            "minProperties": 1,
+            "propertyNames": {"pattern": "^[A-Z][A-Z0-9]*$"},
+            "additionalProperties": {"$ref": "#/$defs/size_range"},
+        },
+        "a mapping of symbol -> [lo, hi]",
+    ),
 )
 KEYS = tuple(BUDGET_KEYS)
+#: budgets whose limit is a size range, judged by the run's coverage
+RANGE_KEYS = ("no_recompile_in",)
 #: budgets judged across the ranks of a strategy, not on one run
 RANK_KEYS = ("ranks_agree",)
 
@@ -542,6 +568,13 @@ def defs() -> dict[str, Any]:
             'cache.keys[*] or batch["pixel_values"]) -> dims',
             "propertyNames": {"pattern": PATH_PATTERN},
             "additionalProperties": _DIMS,
+        },
+        "size_range": {
+            "type": "array",
+            "description": "[lo, hi]: every size from lo to hi, both included.",
+            "minItems": 2,
+            "maxItems": 2,
+            "items": _SIZE,
         },
         "point": {
             "type": "object",

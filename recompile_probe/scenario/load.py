@@ -93,7 +93,9 @@ def _scenario(ctx: Context, data: Any) -> Scenario:
         repeats=ctx.typed("repeats", data.get("repeats", 50), TOP_KEYS["repeats"]),
         lines=dict(ctx.lines),
     )
-    fields["budgets"] = budgets.parse(ctx, data.get("expect", {}), known, points, ranks)
+    fields["budgets"] = budgets.parse(ctx, data.get("expect", {}), known, points, ranks, symbols)
+    if "coverage" in data:
+        fields["coverage"] = budgets.ranges_of(ctx, "coverage", data["coverage"], symbols)
     fields.update(parse_backend(ctx, data.get("backend", "eager")))
     fields.update(_tolerance(ctx, data.get("tolerance")))
     return Scenario(**fields)

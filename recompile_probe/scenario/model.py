@@ -52,6 +52,9 @@ class Scenario:
     description: str = ""
     #: the `expect:` section, flattened (see budgets.py)
     budgets: tuple[Budget, ...] = ()
+    #: `coverage:` (or --cover): symbol -> inclusive (lo, hi) each run's cache entries are
+    #: checked against after its sequence; None: not asked
+    coverage: Mapping[str, tuple[int, int]] | None = None
     #: `ranks:`: how many rank processes run every strategy (None: one process, not distributed)
     ranks: int | None = None
     #: `distributed:`: the process group backend and the seconds a collective may wait
@@ -122,3 +125,15 @@ def default_path() -> Path:
     from importlib.resources import files
 
     return Path(str(files("recompile_probe.configs").joinpath(DEFAULT_SCENARIO)))
+
+
+def coverage_ranges(scenario: Scenario) -> dict[str, tuple[int, int]] | None:
+    """The range each run decides coverage over: `coverage:`, widened to every range a
+    `no_recompile_in` budget names, so the budget is judged on what was decided."""
+    out = dict(scenario.coverage or {})
+    for budget in scenario.budgets:
+        if budget.key == "no_recompile_in":
+            for symbol, (lo, hi) in budget.limit.items():
+                old = out.get(symbol)
+                out[symbol] = (lo, hi) if old is None else (min(lo, old[0]), max(hi, old[1]))
+    return out or None

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import ScenarioError, did_you_mean
 from ..sizes import points as sizes_points
+from ..sizes import ranges as sizes_ranges
 from ..sizes.points import Point
 from .keys import BACKENDS
 from .model import Scenario
@@ -36,9 +37,12 @@ def with_overrides(
     strategies: list[str] | None = None,
     sequence: list[int] | str | None = None,
     backend: str | None = None,
+    cover: str | None = None,
 ) -> Scenario:
     """Apply command-line overrides, validated like the file itself."""
     changes: dict[str, Any] = {}
+    if cover is not None:
+        changes["coverage"] = cover_ranges(scenario, cover)
     if strategies is not None:
         known = scenario.known_strategies()
 
@@ -103,3 +107,21 @@ def _cli_points(scenario: Scenario, sequence: list[int] | str) -> tuple[Point, .
         raise ScenarioError(
             exc.message, key="--sequence", path=scenario.path, remedy=exc.remedy
         ) from None
+
+
+def cover_ranges(scenario: Scenario, text: str, key: str = "--cover") -> dict[str, tuple[int, int]]:
+    """--cover B=1..4096,S=1..2048, its symbols the scenario's own."""
+    try:
+        ranges = sizes_ranges.parse_cover(text, key)
+    except sizes_points.SizeError as exc:
+        raise ScenarioError(exc.message, key=key, path=scenario.path, remedy=exc.remedy) from None
+    for symbol in ranges:
+        if symbol not in scenario.symbols:
+            raise ScenarioError(
+                f"{symbol} is not a size symbol of this scenario",
+                key=key,
+                path=scenario.path,
+                remedy=did_you_mean(symbol, scenario.symbols)
+                or f"Its symbols: {', '.join(scenario.symbols)}.",
+            )
+    return ranges

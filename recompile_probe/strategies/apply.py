@@ -309,6 +309,32 @@ def marker(
     return Marker(plan, strategy.marks) if plan or strategy.marks else None
 
 
+#: marks whose min/max a compile enforces: outside them it raises (mark_dynamic a
+#: ConstraintViolationError, mark_unbacked a failed guard on the frame it made; torch 2.13);
+#: maybe_mark_dynamic's range only hints, and a size outside it recompiles
+_ENFORCED = ("dynamic", "unbacked")
+
+
+def declared_ranges(
+    strategy: Strategy,
+    acting: Sequence[str],
+    ranges: Mapping[str, tuple[int, int]] | None = None,
+) -> dict[str, tuple[int, int]] | None:
+    """symbol -> the (min, max) the strategy's marks enforce; None where they declare none."""
+    out: dict[str, tuple[int, int]] = {}
+    for symbol, (kind, options) in strategy.plan(acting).items():
+        if kind not in _ENFORCED:
+            continue
+        values = filled(options, symbol, ranges or {})
+        if "min" in values or "max" in values:
+            lo, hi = values.get("min"), values.get("max")
+            out[symbol] = (
+                int(lo) if isinstance(lo, int) else 0,
+                int(hi) if isinstance(hi, int) else 2**63 - 1,
+            )
+    return out or None
+
+
 def shapes_spec(
     dims: Sequence[DimRef],
     acting: Sequence[str],

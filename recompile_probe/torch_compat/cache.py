@@ -71,3 +71,24 @@ def walk(root: Any) -> list[tuple[str | None, Any]]:
 def epilogue_guards(root: Any) -> list[Any]:
     """The root's epilogue lambda guards: where every symbolic (shape-env) guard lives."""
     return list(root.get_epilogue_lambda_guards())
+
+
+def failing_parts(entry: Any, f_locals: dict[str, Any]) -> list[str] | None:
+    """The verbose code parts ``check_verbose`` names for a rejection (a failing leaf guard's
+    parts, or torch's own sentence such as "tensor 'L['x']' size mismatch at index 0. expected
+    4, actual 1"); [] when the entry accepts; None where this torch has no verbose check."""
+    verbose = getattr(getattr(entry, "guard_manager", None), "check_verbose", None)
+    if verbose is None:
+        return None
+    result = verbose(f_locals)
+    return [] if result.result else list(result.verbose_code_parts)
+
+
+def recompile_limit() -> int | None:
+    """Cache entries a frame may hold before a miss stops compiling and runs eagerly."""
+    config: Any = getattr(torch._dynamo, "config", None)
+    for name in ("recompile_limit", "cache_size_limit"):  # renamed in 2.7
+        value = getattr(config, name, None)
+        if isinstance(value, int):
+            return value
+    return None

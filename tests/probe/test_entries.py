@@ -11,6 +11,7 @@ from recompile_probe.probe import entries as entries_mod
 from recompile_probe.probe.entries import inspect_entry
 from recompile_probe.reasons.text import strip_comment
 from recompile_probe.records.run import OBJECT_ALIASING, SHAPE_ENV
+from recompile_probe.targets.frames import frame_code, frame_locals
 
 
 def _target():
@@ -72,9 +73,9 @@ def test_a_wrapped_bound_forwards_frame_locals_pass_its_own_guards():
     torch._dynamo.reset()
     x = torch.randn(2, 4)
     torch.compile(wrapped.forward, backend="eager")(x=x)
-    code = entries_mod.frame_code(wrapped.forward)
+    code = frame_code(wrapped.forward)
     assert code is wrapped.Model.forward.__code__  # the wrapper's code: what Dynamo compiled
-    f_locals = entries_mod.frame_locals(wrapped.forward, (), {"x": x})
+    f_locals = frame_locals(wrapped.forward, (), {"x": x})
     assert f_locals is not None and f_locals["args"] == (wrapped.model,)
     assert entries_mod.serving_entry(code, f_locals) not in (None, False)
     torch._dynamo.reset()

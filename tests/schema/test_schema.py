@@ -198,9 +198,11 @@ custom_strategies:
 seed: 3
 repeats: 0
 tolerance: {rtol: 0.001, atol: 0.001}
+coverage: {B: [0, 64]}
 expect:
   '*': {max_compiles: 4, max_recompiles: 3, max_graphs: 4, max_guards: 100,
-        max_shape_env_guards: 100, outputs_match: true, status: ok}
+        max_shape_env_guards: 100, outputs_match: true, status: ok,
+        no_recompile_in: {B: [1, 2]}}
   mine: {s: {max_recompiles: 0}}
 """,
     "driver": """\

@@ -17,9 +17,9 @@ from ...analysis.verdicts import best, plural, verdict
 from ...records.ranks import RankRuns
 from ...records.report import Report
 from ...records.run import Run
-from ...scenario.keys import MAX_KEYS
 from .. import cells
 from ..formats import Layout
+from ..lines import coverage
 from ..lines.explain import diff_lines
 from .page import env_section, esc, html_page, html_table, pre_block
 from .timeline import legend, timeline
@@ -34,7 +34,7 @@ def _summary(runs: list[Run], winner: Run | None) -> str:
     recompiles = columns.index(cells.COLUMNS[2])
     rows = []
     for run in runs:
-        values = cells.row(run, with_failed)
+        values = cells.row(run, with_failed, cells.COVERS_COLUMN in columns)
         if run is winner:
             values[0] = f"★ {values[0]}"
         tds = []
@@ -131,7 +131,7 @@ def _violations(runs: list[Run]) -> str:
         return ""
     rows = [
         f'<tr><td>{esc(run.strategy)}</td><td class="bad mono">{esc(v.budget)}</td>'
-        f'<td class="n">{esc(f"≤ {v.limit}" if v.budget in MAX_KEYS else v.limit)}</td>'
+        f'<td class="n">{esc(cells.limit(v))}</td>'
         f'<td class="n">{esc(cells.NA if v.actual is None else v.actual)}</td>'
         f'<td class="mono">{esc(v.source or "")}</td>'
         f"<td>{pre_block(v.reasons or ([run.error.message] if run.error else []))}</td></tr>"
@@ -195,6 +195,9 @@ def _sequence(name: str, runs: list[Run], anchor: str) -> str:
             + "".join(f'<li class="bad">{esc(line)}</li>' for line in failed)
             + "</ul>"
         )
+    covered = coverage.section(runs, shown=None)
+    if covered:
+        out.append("<h3>Coverage</h3>" + pre_block("\n".join(covered)))
     notes = cells.run_notes(runs)
     if notes:
         out.append("<h3>Notes</h3><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")

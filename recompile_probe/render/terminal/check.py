@@ -8,7 +8,6 @@ from rich.table import Table
 from rich.text import Text
 
 from ...analysis.check import Outcome
-from ...scenario.keys import MAX_KEYS
 from .. import cells
 from ..formats import Layout
 from ..lines.check import summary
@@ -32,7 +31,7 @@ def violations_table(outcome: Outcome) -> Table:
             run.sequence_name,
             run.strategy,
             Text(v.budget, style="bold red"),
-            f"≤ {v.limit}" if v.budget in MAX_KEYS else str(v.limit),
+            cells.limit(v),
             _actual(v.actual),
             why,
         )

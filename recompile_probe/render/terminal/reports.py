@@ -21,6 +21,7 @@ from ...records.run import Run
 from ...sizes.points import Point
 from .. import cells
 from ..formats import Layout
+from ..lines import coverage
 from .console import draw
 
 _EVENT_STYLE = {
@@ -38,15 +39,12 @@ _NAME_WIDTH = 32
 def _summary(runs: list[Run], winner: Run | None, width: int) -> Table:
     columns = cells.columns(runs)
     with_failed = cells.FAILED_COLUMN in columns
-    rows = [cells.row(run, with_failed) for run in runs]
+    rows = [cells.row(run, with_failed, cells.COVERS_COLUMN in columns) for run in runs]
     # a strategy's name is never broken (the widest built-in is 21 wide; "★ " adds 2); only
     # a custom name past _NAME_WIDTH folds
     names = min(_NAME_WIDTH, max((len(r.strategy) + 2 * (r is winner) for r in runs), default=0))
     natural = [
-        max(
-            [len(ln) for ln in header.splitlines()]
-            + [len(v) for row in rows for v in row[i : i + 1]]
-        )
+        max([len(ln) for ln in header.splitlines()] + [len(row[i]) for row in rows])
         for i, (header, _) in enumerate(columns)
     ]
     natural[0] = max(natural[0], names)
@@ -197,6 +195,10 @@ def _sequence(name: str, runs: list[Run], width: int, verbose: bool = False) -> 
     reasons = _reasons(runs, verbose, width)
     if reasons is not None:
         parts += [Text("\nRecompile reasons", style="bold"), reasons]
+    covered = coverage.section(runs)
+    if covered:
+        parts.append(Text("\nCoverage", style="bold"))
+        parts += [Text(line) for line in covered]
     notes = [line for line in (cells.error_line(r) for r in runs) if line]
     if notes:
         parts.append(Text("\nNot run or failed", style="bold"))

@@ -1,0 +1,392 @@
+"""Coverage of a declared range, decided while the run's cache entries are alive -> a record.
+
+The strongest method that holds is used, and the record says which: ``proved`` where every
+size condition of every entry translated (coverage/symbolic.py) and guard evaluation agreed with
+it at sampled points; ``enumerated`` where guards were evaluated at every point (a range up to
+``ENUMERATE_LIMIT`` points); ``sampled`` otherwise, and whenever frames other than the target's
+own were compiled (graph breaks, resume functions): those are decided by real calls under the
+fail-on-recompile stance at sampled sizes, or left out (scope "top frame only") where the
+scenario has no factory to make real inputs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from ..reasons.parse import parse_line
+from ..records.coverage import GUARDS, STANCE, Coverage, Method, Outcome, Scope, Unserved
+from ..records.run import GuardLine
+from ..sizes import ranges as sr
+from ..targets.frames import frame_code, frame_locals
+from ..targets.inputs import Inputs
+from ..targets.loader import LoadedTarget
+from ..torch_compat import cache
+from .guards import Evaluator
+from .inputs import Template
+from .stance import StanceSampler
+from .symbolic import (
+    MAX_BOXES,
+    Decision,
+    Untranslatable,
+    boxes_of,
+    by_intervals,
+    by_z3,
+    conditions,
+    z3_available,
+)
+
+#: points guard evaluation visits one by one before it samples instead (~10-40 µs a point)
+ENUMERATE_LIMIT = 200_000
+#: points of a sampled answer, and of the cross-check of a symbolic one
+SAMPLE_LIMIT = 400
+#: real calls the stance sampler makes at most
+STANCE_LIMIT = 48
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the probe hands over after a sequence."""
+
+    target: LoadedTarget
+    ranges: Mapping[str, tuple[int, int]]
+    template: Inputs  #: the last call's inputs, as the strategy marked them
+    base: Mapping[str, int]  #: every symbol's size at that call
+    #: the run's cache entries with their guard lines' user lines, for each failing guard
+    guard_lines: Sequence[GuardLine] = ()
+    #: the range a mark declared (min/max), symbol -> (lo, hi): outside it a compile raises
+    declared: Mapping[str, tuple[int, int]] | None = None
+    #: call the compiled target (marks applied) / real inputs at a point; None: no real calls
+    call: Callable[[tuple, dict], Any] | None = None
+    real_inputs: Callable[[Mapping[str, int]], Inputs] | None = None
+    #: sizes the sequence used: always among the samples
+    seen: Sequence[Mapping[str, int]] = ()
+
+
+def decide(request: Request) -> Coverage:
+    start = time.perf_counter()
+    ranges = dict(request.ranges)
+
+    def na(why: str, checked: int = 0) -> Coverage:
+        return Coverage(
+            ranges=ranges,
+            method=None,
+            scope=None,
+            proved=False,
+            why_na=why,
+            points_checked=checked,
+            seconds=round(time.perf_counter() - start, 4),
+        )
+
+    target = request.target
+    code = frame_code(target.fn)
+    entries = cache.cache_entries(code) if code is not None else None
+    if entries is None:
+        return na("this torch does not expose the frame's cache entries")
+    template = Template.of(target, request.template, list(ranges))
+    missing = [s for s in ranges if s not in template.sources.values()]
+    if missing:
+        return na(
+            f"{', '.join(missing)} moves no dim of the target's inputs that this run can name"
+        )
+    evaluator = Evaluator(target, code, entries, template, dict(request.base))
+    own = {s: request.base[s] for s in ranges}
+    if entries:
+        real = frame_locals(target.fn, *request.template)
+        real_ok = real is not None and any(cache.accepts(e, real) for e in entries)
+        rebuilt = evaluator.served(own)
+        if rebuilt is None:
+            return na("the target's inputs could not be rebuilt at other sizes", evaluator.checked)
+        if real_ok and not rebuilt:
+            return na(
+                "the inputs rebuilt at the last call's own sizes are not accepted where the "
+                f"real ones are ({evaluator.failing_guard(own) or 'no guard named'})",
+                evaluator.checked,
+            )
+    notes: list[str] = []
+    decision, method = _decide_by_guards(evaluator, ranges, request, notes)
+    others = _other_frames(code)
+    scope = Scope.EVERY_FRAME
+    sampler: StanceSampler | None = None
+    if others:
+        if request.call is not None and request.real_inputs is not None:
+            sampler = _sample_stance(request, ranges, decision)
+            method = Method.SAMPLED
+            notes.append(
+                f"other frames were compiled ({', '.join(sorted(others))}): their guards cannot "
+                f"be read for unseen sizes, so {sampler.calls} real call(s) under the "
+                "fail-on-recompile stance sampled them"
+            )
+        else:
+            scope = Scope.TOP_FRAME
+            notes.append(
+                f"other frames were compiled ({', '.join(sorted(others))}) and this scenario "
+                "has no factory for real calls: only the target's own frame is decided"
+            )
+    return _record(
+        request, ranges, decision, method, scope, evaluator, entries, sampler, notes, start
+    )
+
+
+def _decide_by_guards(
+    evaluator: Evaluator, ranges: dict[str, tuple[int, int]], request: Request, notes: list[str]
+) -> tuple[Decision, Method]:
+    symbolic = _symbolic(evaluator, ranges, request, notes)
+    if symbolic is not None:
+        return symbolic, Method.PROVED
+    total = sr.count(ranges)
+    names = list(ranges)
+    if total <= ENUMERATE_LIMIT:
+        flags = [(point, evaluator.served(dict(zip(names, point)))) for point in sr.points(ranges)]
+        return _from_flags(names, flags), Method.ENUMERATED
+    points = _sample_points(ranges, request.seen)
+    flags = [(point, evaluator.served(dict(zip(names, point)))) for point in points]
+    decision = _from_flags(names, flags, sampled=True)
+    notes.append(
+        f"{total:,} points are more than {ENUMERATE_LIMIT:,} to evaluate one by one; guards were "
+        f"evaluated at {len(points)} chosen sizes (the ends, 0, 1, 2, powers of two and their "
+        "neighbours, odd primes, a spread)"
+    )
+    return decision, Method.SAMPLED
+
+
+def _symbolic(
+    evaluator: Evaluator, ranges: dict[str, tuple[int, int]], request: Request, notes: list[str]
+) -> Decision | None:
+    symbols = {name: sympy.Symbol(name, integer=True, nonnegative=True) for name in ranges}
+    f_locals = evaluator.locals_at({s: request.base[s] for s in ranges})
+    if f_locals is None:
+        return None
+    try:
+        read = [conditions(e, evaluator.template, f_locals, symbols) for e in evaluator.entries]
+        if not any(r.needs_solver for r in read):
+            boxes = [b for r in read for b in boxes_of(r, ranges, symbols)]
+            decision = by_intervals(boxes, ranges)
+        elif z3_available():
+            decision = by_z3(read, ranges, symbols)
+        else:
+            notes.append(
+                "a guard uses floor division, modulo or ties two sizes, which needs z3 to "
+                "prove (pip install 'recompile-probe[proof]'); evaluated instead"
+            )
+            return None
+    except Untranslatable as exc:
+        notes.append(f"a size guard did not translate ({exc}); evaluated instead")
+        return None
+    # Guards not about sizes are taken as the same everywhere: hold the answer to real guard
+    # evaluation at chosen sizes before calling it proved.
+    names = list(ranges)
+    for point in _sample_points(ranges, request.seen):
+        said = evaluator.served(dict(zip(names, point)))
+        if said is not None and said != _in(decision, point):
+            notes.append(
+                f"guard evaluation at {sr.format_box(names, tuple((v, v) for v in point))} "
+                "disagreed with the guards read as conditions; evaluated instead"
+            )
+            return None
+    return decision
+
+
+def _in(decision: Decision, point: tuple[int, ...]) -> bool:
+    inside = any(all(lo <= v <= hi for v, (lo, hi) in zip(point, box)) for box in decision.unserved)
+    if inside:
+        return False
+    if decision.complete:
+        return True
+    return any(all(lo <= v <= hi for v, (lo, hi) in zip(point, box)) for box in decision.served)
+
+
+def _from_flags(
+    names: list[str], flags: Sequence[tuple[tuple[int, ...], bool | None]], sampled: bool = False
+) -> Decision:
+    served = [tuple((v, v) for v in p) for p, ok in flags if ok]
+    unserved = [tuple((v, v) for v in p) for p, ok in flags if ok is False]
+    if not sampled:
+        served, unserved = sr.merge(served), sr.merge(unserved)
+    first = tuple(lo for lo, _ in unserved[0]) if unserved else None
+    return Decision(served, unserved, first, complete=not sampled, solver="evaluation")
+
+
+def _sample_points(
+    ranges: Mapping[str, tuple[int, int]], seen: Sequence[Mapping[str, int]]
+) -> list[tuple[int, ...]]:
+    per = [
+        sr.samples(lo, hi, [s[name] for s in seen if name in s])
+        for name, (lo, hi) in ranges.items()
+    ]
+    points = list(itertools.product(*per))
+    if len(points) > SAMPLE_LIMIT:  # several symbols: every corner-ish value of the first
+        step = len(points) / SAMPLE_LIMIT
+        points = sorted({points[int(i * step)] for i in range(SAMPLE_LIMIT)} | {points[-1]})
+    return points
+
+
+def _other_frames(code: Any) -> list[str]:
+    codes = cache.dynamo_codes() or []
+    return sorted({c.co_name for c in codes if c is not code and (cache.cache_entries(c) or [])})
+
+
+def _sample_stance(
+    request: Request, ranges: dict[str, tuple[int, int]], decision: Decision
+) -> StanceSampler:
+    assert request.call is not None and request.real_inputs is not None
+    names = list(ranges)
+    base = dict(request.base)
+    make = request.real_inputs
+    sampler = StanceSampler(request.call, lambda sizes: make({**base, **sizes}))
+    picks = [p for p in _sample_points(ranges, request.seen) if _in(decision, p)]
+    if len(picks) > STANCE_LIMIT:
+        step = len(picks) / STANCE_LIMIT
+        picks = sorted({picks[int(i * step)] for i in range(STANCE_LIMIT)} | {picks[-1]})
+    for point in picks:
+        sampler.served(dict(zip(names, point)))
+    return sampler
+
+
+def _record(
+    request: Request,
+    ranges: dict[str, tuple[int, int]],
+    decision: Decision,
+    method: Method,
+    scope: Scope,
+    evaluator: Evaluator,
+    entries: Sequence[Any],
+    sampler: StanceSampler | None,
+    notes: list[str],
+    start: float,
+) -> Coverage:
+    names = list(ranges)
+    limit = cache.recompile_limit()
+    at_limit = limit is not None and len(entries) >= limit
+    unserved: list[Unserved] = []
+    for box in decision.unserved[:MAX_BOXES]:
+        for part in _split(box, names, request.declared):
+            smallest = {n: lo for n, (lo, _) in zip(names, part)}
+            guard = evaluator.failing_guard(smallest)
+            detail = parse_line(guard) if guard else None
+            unserved.append(
+                Unserved(
+                    sizes=dict(zip(names, part)),
+                    outcome=_outcome(part, names, request.declared, at_limit).value,
+                    guard=guard,
+                    reason_kind=detail.kind if detail else None,
+                    origin=_origin(guard, detail, request.guard_lines),
+                    decided_by=GUARDS,
+                )
+            )
+    served = [dict(zip(names, box)) for box in decision.served[:MAX_BOXES]]
+    counterexample = decision.counterexample
+    raises: tuple[dict, ...] | None = None
+    if sampler is not None:
+        # served only where a real call was served: between samples nothing is known
+        served = [
+            {n: (v, v) for n, v in zip(names, point)}
+            for point in sampler.asked
+            if point not in sampler.refused
+        ][:MAX_BOXES]
+        for point, refusal in sorted(sampler.refused.items()):
+            detail = parse_line(refusal.guard) if refusal.guard else None
+            unserved.append(
+                Unserved(
+                    sizes={n: (v, v) for n, v in zip(names, point)},
+                    outcome=(Outcome.EAGER if at_limit else Outcome.RECOMPILE).value,
+                    guard=detail.text if detail else None,
+                    reason_kind=detail.kind if detail else None,
+                    origin=None,
+                    decided_by=STANCE,
+                )
+            )
+            if counterexample is None or point < counterexample:
+                counterexample = point
+        raises = tuple(
+            {"sizes": {n: (v, v) for n, v in zip(names, point)}, "assertion": text}
+            for point, text in sorted(sampler.raised.items())
+        )
+    unserved.sort(key=lambda u: tuple(lo for lo, _ in u.sizes.values()))
+    if at_limit and decision.unserved:
+        notes.append(
+            f"the frame holds {len(entries)} cache entries, its recompile limit ({limit}): a call "
+            "at an unserved size compiles nothing and runs eagerly"
+        )
+    left_out = max(0, len(decision.unserved) - MAX_BOXES) + max(0, len(decision.served) - MAX_BOXES)
+    if not decision.complete or sampler is not None:
+        notes.append(
+            f"the served and unserved lists stop at {MAX_BOXES} boxes each; the counterexample "
+            "and the verdict hold for the whole range"
+            if method is Method.PROVED and sampler is None
+            else "served lists the sizes a sample found served; between samples nothing is known"
+        )
+    proved = (
+        method in (Method.PROVED, Method.ENUMERATED)
+        and scope is Scope.EVERY_FRAME
+        and counterexample is None
+    )
+    return Coverage(
+        ranges=ranges,
+        method=method.value,
+        scope=scope.value,
+        proved=proved,
+        served=tuple(served),
+        unserved=tuple(unserved),
+        counterexample=None if counterexample is None else dict(zip(names, counterexample)),
+        raises_at_runtime=raises,
+        points_checked=evaluator.checked + (sampler.calls if sampler else 0),
+        seconds=round(time.perf_counter() - start, 4),
+        boxes_left_out=left_out,
+        notes=tuple(notes),
+    )
+
+
+def _split(
+    box: sr.Box, names: list[str], declared: Mapping[str, tuple[int, int]] | None
+) -> list[sr.Box]:
+    """The box cut at the declared range's ends, so each part has one outcome."""
+    if not declared:
+        return [box]
+    parts = [box]
+    for i, name in enumerate(names):
+        if name not in declared:
+            continue
+        lo_d, hi_d = declared[name]
+        cut: list[sr.Box] = []
+        for part in parts:
+            lo, hi = part[i]
+            edges = sorted({lo, hi + 1, *(e for e in (lo_d, hi_d + 1) if lo < e <= hi)})
+            for a, b in zip(edges, edges[1:]):
+                cut.append((*part[:i], (a, b - 1), *part[i + 1 :]))
+        parts = cut
+    return parts
+
+
+def _outcome(
+    box: sr.Box,
+    names: list[str],
+    declared: Mapping[str, tuple[int, int]] | None,
+    at_limit: bool,
+) -> Outcome:
+    if declared:
+        for name, (lo, hi) in zip(names, box):
+            if name in declared and (hi < declared[name][0] or lo > declared[name][1]):
+                return Outcome.RAISES
+    return Outcome.EAGER if at_limit else Outcome.RECOMPILE
+
+
+def _origin(guard: str | None, detail: Any, lines: Sequence[GuardLine]) -> dict | None:
+    """The user line behind a failing guard: the run's guard line with the same text, or for a
+    tensor's size mismatch the tensor's first use."""
+    if guard is None:
+        return None
+    for line in lines:
+        if line.text == guard and line.origin is not None:
+            return line.origin
+    source = getattr(detail, "source", None)
+    if source:
+        for line in lines:
+            if line.kind == "TENSOR_MATCH" and line.source == source and line.origin is not None:
+                return line.origin
+    return None

@@ -1,0 +1,89 @@
+"""Guard evaluation: whether some cache entry of the target's frame accepts a point's inputs.
+
+Each entry is asked with ``check_verbose`` (torch_compat/cache.accepts), which leaves the guard
+tree as it was: a failing plain ``check`` would reorder it and change the reason the program's
+next real recompile logs. Frame locals are built as Dynamo's frame sees them
+(targets/frames.py).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..reasons.text import strip_comment
+from ..targets.frames import frame_locals
+from ..targets.loader import LoadedTarget
+from ..torch_compat import cache
+from .inputs import Template
+
+
+@dataclass
+class Evaluator:
+    """Asks the entries of one frame about points built from a template."""
+
+    target: LoadedTarget
+    code: Any
+    entries: Sequence[Any]  #: most recently used first, as Dynamo tries them
+    template: Template
+    base: Mapping[str, int]  #: every symbol's size at the template's call
+    checked: int = 0
+
+    def locals_at(self, sizes: Mapping[str, int]) -> dict[str, Any] | None:
+        inputs = self.template.at({**self.base, **sizes})
+        if inputs is None:
+            return None
+        return frame_locals(self.target.fn, *inputs)
+
+    def served(self, sizes: Mapping[str, int]) -> bool | None:
+        """Whether an entry accepts; None where the locals cannot be built or asked."""
+        f_locals = self.locals_at(sizes)
+        if f_locals is None:
+            return None
+        self.checked += 1
+        for entry in self.entries:
+            said = cache.accepts(entry, f_locals)
+            if said is None:
+                return None
+            if said:
+                return True
+        return False
+
+    def failing_guard(self, sizes: Mapping[str, int]) -> str | None:
+        """The newest entry's first failing guard at these sizes, in Dynamo's words."""
+        f_locals = self.locals_at(sizes)
+        if f_locals is None or not self.entries:
+            return None
+        parts = cache.failing_parts(self.entries[0], f_locals)
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return strip_comment(parts[0])
+        for part in parts:  # a lambda guard names all its parts: find the one that fails
+            code = strip_comment(part)
+            if _holds(code, f_locals) is not True:
+                return code
+        return strip_comment(parts[0])
+
+
+def _holds(code: str, f_locals: dict[str, Any]) -> bool | None:
+    """A shape guard's Python (``2 <= L['x'].size()[0]``) evaluated on the frame's locals;
+    None where it is not such plain arithmetic (it is never run then)."""
+    try:
+        tree = ast.parse(code, mode="eval")
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id != "L":
+            return None
+        if isinstance(node, ast.Attribute) and node.attr not in _READS:
+            return None
+    try:
+        return bool(eval(compile(tree, "<guard>", "eval"), {"__builtins__": {}}, {"L": f_locals}))
+    except Exception:  # noqa: BLE001 - a division by zero, as in Dynamo, fails the guard
+        return False
+
+
+_READS = frozenset({"size", "stride", "storage_offset"})

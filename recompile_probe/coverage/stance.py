@@ -1,0 +1,67 @@
+"""Real calls under ``set_stance("fail_on_recompile")``: for frames no guard can vouch for.
+
+After a graph break, sizes past the break may need a resume frame that was never compiled; the
+target's own guards cannot see that. A real call under the fail-on-recompile stance raises on any
+cache miss in any frame, compiles nothing and leaves the cache as it was (measured exact on the
+five functions of dynamo-facts.md, graph break included), at the cost of executing the call: it
+is only ever a sample, and is reported as one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..torch_compat.stance import set_stance_missing, stance
+
+#: what the stance's refusal says (torch 2.6 .. 2.15)
+_REFUSED = ("fail_on_recompile", "Detected recompile")
+_FUNCTION = re.compile(r"function name: '(?P<name>[^']+)'")
+_GUARD = re.compile(r"^\s*- (?P<guard>\S+: .*)$", re.M)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A real call the stance refused: which frame missed, and its first failing guard."""
+
+    function: str | None
+    guard: str | None  #: "1/1: 2 <= y.size()[0] <= 16", comment stripped; None: none named
+
+
+@dataclass
+class StanceSampler:
+    """``call(args, kwargs)`` the compiled target; ``inputs(sizes)`` real inputs there."""
+
+    call: Callable[[tuple, dict], Any]
+    inputs: Callable[[Mapping[str, int]], tuple[tuple, dict]]
+    calls: int = 0
+    #: sizes -> the error a served call raised (a runtime assertion in the graph, ...)
+    raised: dict[tuple[int, ...], str] = field(default_factory=dict)
+    refused: dict[tuple[int, ...], Refusal] = field(default_factory=dict)
+    asked: list[tuple[int, ...]] = field(default_factory=list)
+
+    @staticmethod
+    def missing() -> str | None:
+        return set_stance_missing()
+
+    def served(self, sizes: Mapping[str, int]) -> bool:
+        args, kwargs = self.inputs(sizes)
+        self.calls += 1
+        self.asked.append(tuple(sizes.values()))
+        try:
+            with stance("fail_on_recompile"):
+                self.call(args, kwargs)
+        except Exception as exc:  # noqa: BLE001 - the refusal, or the call's own failure
+            said = str(exc)
+            if any(word in said for word in _REFUSED):
+                function, guard = _FUNCTION.search(said), _GUARD.search(said)
+                self.refused[tuple(sizes.values())] = Refusal(
+                    function["name"] if function else None,
+                    guard["guard"].split("  #")[0].strip() if guard else None,
+                )
+                return False
+            first = said.strip().splitlines()[0] if said.strip() else ""
+            self.raised[tuple(sizes.values())] = f"{type(exc).__name__}: {first}"
+        return True

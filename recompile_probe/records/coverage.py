@@ -1,0 +1,102 @@
+"""Coverage of a declared size range by a run's cache entries, as a record. No torch.
+
+Built once, by coverage/decide.py, while the run's cache entries are alive; read by the verdict,
+the budgets and every renderer. The JSON field names are a contract (docs/coverage.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Method(str, Enum):
+    """How the answer was reached, strongest first."""
+
+    #: the entries' guards read as conditions on the sizes and decided over the whole range
+    PROVED = "proved"
+    #: the entries' guards evaluated at every point of the range
+    ENUMERATED = "enumerated"
+    #: evaluated (guards, or real calls under the fail-on-recompile stance) at chosen points only
+    SAMPLED = "sampled"
+
+
+class Scope(str, Enum):
+    #: every frame the call runs through was decided (no other compiled frame, or every one
+    #: sampled by real calls)
+    EVERY_FRAME = "every frame"
+    #: only the target's own frame: other frames (graph breaks, resume functions) were compiled
+    #: and nothing decided them
+    TOP_FRAME = "top frame only"
+
+
+class Outcome(str, Enum):
+    """What a call at an unserved size does."""
+
+    RECOMPILE = "recompile"
+    #: the frame is at its recompile limit: nothing compiles, the call runs eagerly
+    EAGER = "eager"
+    #: outside the range a mark declared (min/max): the compile raises
+    RAISES = "raises"
+
+
+#: which evidence decided a part of the range
+GUARDS, STANCE = "guards", "stance"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unserved:
+    """A box of sizes no cache entry serves, and what a call there does."""
+
+    sizes: dict[str, tuple[int, int]]  #: symbol -> inclusive [lo, hi]
+    outcome: str  #: an ``Outcome`` value
+    #: the failing guard of the newest entry at the box's smallest point (check_verbose's words);
+    #: None where real calls decided it (the stance names no guard)
+    guard: str | None = None
+    reason_kind: str | None = None  #: reasons.KINDS of that guard
+    origin: dict | None = None  #: the user line behind that guard, where the run captured it
+    decided_by: str = GUARDS  #: "guards" or "stance" (a real call at that size was refused)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Coverage:
+    """Whether every size in ``ranges`` is served by an existing cache entry."""
+
+    ranges: dict[str, tuple[int, int]]  #: as declared, symbol -> inclusive [lo, hi]
+    #: a ``Method`` value; None when nothing could be decided (``why_na`` says why)
+    method: str | None
+    scope: str | None  #: a ``Scope`` value
+    #: every point decided and served, over every frame: only a proved or enumerated answer of
+    #: scope "every frame" is ever True
+    proved: bool
+    served: tuple[dict[str, tuple[int, int]], ...] = ()  #: boxes, smallest first
+    unserved: tuple[Unserved, ...] = ()  #: boxes, smallest first
+    #: the smallest unserved point found (in the ranges' symbol order); None: none found
+    counterexample: dict[str, int] | None = None
+    #: served boxes where the compiled graph raises a runtime assertion: {sizes, assertion};
+    #: None where the run's compiles were not read for them
+    raises_at_runtime: tuple[dict, ...] | None = None
+    points_checked: int = 0  #: guard evaluations and real calls made to decide it
+    seconds: float | None = None  #: wall time of the decision
+    #: served/unserved boxes left out of the lists because there were too many (a parity set
+    #: over a huge range); the counterexample and ``proved`` still hold for the whole range
+    boxes_left_out: int = 0
+    why_na: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def decided(self) -> bool:
+        return self.method is not None
+
+    def covers(self, ranges: dict[str, tuple[int, int]]) -> bool | None:
+        """Whether every point of ``ranges`` (inside this record's) is served; None: unknown."""
+        if not self.decided:
+            return None
+        for box in self.unserved:
+            if all(
+                not (hi < ranges[s][0] or lo > ranges[s][1])
+                for s, (lo, hi) in box.sizes.items()
+                if s in ranges
+            ):
+                return False
+        return True if self.method != Method.SAMPLED.value else None
