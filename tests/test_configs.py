@@ -32,6 +32,7 @@ MARK_FUNCTIONS = {
 SOURCES = {
     "logprobs.yaml": "L['x']:0,L['values']:0",
     "ci_budgets.yaml": "L['x']:0,L['values']:0",
+    "coverage.yaml": "L['x']:0,L['values']:0",
     "non_batch_dim.yaml": "L['q']:1,L['k']:1",
     "user_callable.yaml": "L['hidden']:0,L['temperature']:0",
 }

@@ -21,6 +21,6 @@ class CountingBackend:
 
     def __call__(self, gm: Any, example_inputs: list) -> Callable:
         if self.collector is not None:
-            self.collector.capture()
+            self.collector.capture(gm)
         self.graphs += 1
         return self.backend(gm, example_inputs)

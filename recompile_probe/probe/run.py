@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from ..coverage.decide import Request, decide
+from ..cover.decide import Request, decide
 from ..provenance.capture import Collector, capture_hook
 from ..provenance.graph_breaks import graph_break_mark
 from ..recording.recorder import Recorder, delta
@@ -163,7 +163,9 @@ def probe(
         coverage = (
             None
             if ranges is None
-            else covered(scenario, target, strategy, points, acting, driver, entries, ranges)
+            else covered(
+                scenario, target, strategy, points, acting, driver, entries, ranges, collector
+            )
         )
     written = trace_file()
     if written is not None:
@@ -197,6 +199,7 @@ def covered(
     driver: Driver,
     entries: list[EntryInfo] | None,
     ranges: dict[str, tuple[int, int]],
+    collector: Collector | None = None,
 ) -> Coverage:
     """The range decided from the entries the sequence left, before they go."""
     if driver.last_inputs is None:
@@ -220,6 +223,8 @@ def covered(
                 else lambda sizes: factory(Point.of(sizes, scenario.symbols))
             ),
             seen=[p.to_dict() for p in points],
+            runtime_asserts=None if collector is None else collector.runtime_asserts,
+            recompile_limit={**scenario.compile, **strategy.compile}.get("recompile_limit"),
         )
     )
 

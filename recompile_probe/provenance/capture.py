@@ -10,10 +10,10 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..torch_compat.dynamo import backend_calls, current_compile
+from ..torch_compat.dynamo import backend_calls, current_compile, placeholder_dims
 from .shape_env import CompileOrigins, extract
 
 
@@ -28,6 +28,17 @@ class Capture:
     compile_id: str | None
     shape_env: Any = field(repr=False)
     traced_code: tuple = field(default=(), repr=False)
+    #: symbol -> (source, dim) of the graph's inputs (torch_compat.dynamo.placeholder_dims)
+    dims: dict = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class RuntimeAsserts:
+    """The assertions a compile's graph checks when it runs (the ShapeEnv's deferred runtime
+    asserts, sympy over the graph's symbols), with the input dim behind each symbol."""
+
+    exprs: tuple[Any, ...]
+    dims: dict  #: symbol -> (Dynamo source, dim)
 
 
 def capture() -> Capture | None:
@@ -47,14 +58,21 @@ class Collector:
         self._lock = threading.Lock()
         self._captures: dict[str | None, Capture] = {}
         self._done: dict[str | None, CompileOrigins | None] = {}
+        self._asserts: dict[str | None, RuntimeAsserts | None] = {}
 
-    def capture(self) -> None:
-        self.add(capture())
+    def capture(self, gm: Any = None) -> None:
+        found = capture()
+        if found is not None and gm is not None:
+            found = replace(found, dims=placeholder_dims(gm))
+        self.add(found)
 
     def add(self, cap: Capture | None) -> None:
         if cap is None:
             return
         with self._lock:
+            held = self._captures.get(cap.compile_id)
+            if held is not None and held.dims:  # a frame's later graph: the inputs of both
+                cap = replace(cap, dims={**held.dims, **cap.dims})
             self._captures[cap.compile_id] = cap  # a frame's later backend call: same ShapeEnv
             self._done.pop(cap.compile_id, None)
 
@@ -70,9 +88,28 @@ class Collector:
         if cap is None:
             return None
         result = extract(cap.compile_id, cap.shape_env, cap.traced_code)
+        asserts = _runtime_asserts(cap)
         with self._lock:
             self._done[compile_id] = result
+            self._asserts[compile_id] = asserts
         return result
+
+    def runtime_asserts(self, compile_id: str | None) -> RuntimeAsserts | None:
+        """What that compile's graph asserts when it runs; None where nothing was captured."""
+        self.get(compile_id)
+        with self._lock:
+            return self._asserts.get(compile_id)
+
+
+def _runtime_asserts(cap: Capture) -> RuntimeAsserts | None:
+    found = getattr(cap.shape_env, "deferred_runtime_asserts", None)
+    if not isinstance(found, dict):
+        return None
+    try:
+        exprs = tuple(ra.expr for items in found.values() for ra in items)
+    except Exception:  # noqa: BLE001 - private structures; unreadable means n/a
+        return None
+    return RuntimeAsserts(exprs, dict(cap.dims))
 
 
 @contextlib.contextmanager

@@ -1,6 +1,6 @@
 """Coverage of a declared size range by a run's cache entries, as a record. No torch.
 
-Built once, by coverage/decide.py, while the run's cache entries are alive; read by the verdict,
+Built once, by cover/decide.py, while the run's cache entries are alive; read by the verdict,
 the budgets and every renderer. The JSON field names are a contract (docs/coverage.md).
 """
 

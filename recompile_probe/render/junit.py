@@ -15,8 +15,8 @@ from ..analysis.sequence import batch_only, run_points, sequence_label
 from ..records.report import Report
 from ..records.run import Run
 from . import cells
-from .lines import coverage
 from .formats import Layout
+from .lines import coverage
 
 
 def _testcase(suite: ET.Element, report: Report, run: Run) -> tuple[int, int]:

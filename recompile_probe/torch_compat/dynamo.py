@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -179,3 +180,35 @@ def graph_break_reasons() -> list | None:
     utils = sys.modules.get("torch._dynamo.utils")
     reasons: Any = getattr(utils, "graph_break_reasons", None)
     return reasons if isinstance(reasons, list) else None
+
+
+_SIZE_SOURCE = re.compile(r"^(?P<source>.+)\.size\(\)\[(?P<dim>\d+)\]$")
+
+
+def placeholder_dims(gm: Any) -> dict[Any, tuple[str, int]]:
+    """symbol -> (Dynamo source, dim) of the graph's inputs, read inside a backend: a tensor
+    placeholder's symbolic sizes, and a size passed as its own input (an unbacked or dynamic
+    size is often one: ``L['x'].size()[0]``). {} where the graph does not say."""
+    out: dict[Any, tuple[str, int]] = {}
+    try:
+        for node in gm.graph.nodes:
+            if node.op != "placeholder":
+                continue
+            arg = node.meta.get("grapharg")
+            source = getattr(arg, "source", None)
+            name = getattr(source, "name", None)
+            name = name() if callable(name) else name
+            if not isinstance(name, str):
+                continue
+            value = node.meta.get("example_value")
+            if isinstance(value, torch.SymInt):
+                found = _SIZE_SOURCE.match(name)
+                if found is not None:
+                    out.setdefault(value.node.expr, (found["source"], int(found["dim"])))
+            elif isinstance(value, torch.Tensor):
+                for dim, size in enumerate(value.shape):
+                    if isinstance(size, torch.SymInt) and size.node.expr.is_Symbol:
+                        out.setdefault(size.node.expr, (name, dim))
+    except Exception:  # noqa: BLE001 - private graph metadata; unreadable means {}
+        return {}
+    return out

@@ -50,13 +50,13 @@ def _lines(strategy: str, c: Coverage, shown: int | None) -> list[str]:
     out = [head + timing]
     listed = c.unserved if shown is None else c.unserved[:shown]
     for miss in listed:
-        line = f"  {format_box(names, tuple(miss.sizes.values()))}: {miss.outcome}"
+        line = f"  {_at(names, tuple(miss.sizes.values()))}: {miss.outcome}"
         if miss.guard:
             line += f", guard `{miss.guard}`" + (
                 f" [{miss.reason_kind}]" if miss.reason_kind else ""
             )
-        if miss.decided_by != "guards":
-            line += f" (a real call under the {miss.decided_by})"
+        if miss.decided_by == "stance":
+            line += " (a real call refused under the fail-on-recompile stance)"
         if miss.origin:
             line += f" at {Path(str(miss.origin.get('file'))).name}:{miss.origin.get('line')}"
             if miss.origin.get("code"):
@@ -64,10 +64,15 @@ def _lines(strategy: str, c: Coverage, shown: int | None) -> list[str]:
         out.append(line)
     if len(listed) < len(c.unserved):
         out.append(f"  … {len(c.unserved) - len(listed)} more unserved part(s) in the JSON report")
-    for failure in c.raises_at_runtime or ():
+    failures = list(c.raises_at_runtime or ())
+    for failure in failures if shown is None else failures[:shown]:
         out.append(
             f"  served but raises at {_at(names, tuple(failure['sizes'].values()))}: "
             f"{failure['assertion']}"
+        )
+    if shown is not None and len(failures) > shown:
+        out.append(
+            f"  … {len(failures) - shown} more served part(s) that raise, in the JSON report"
         )
     out += [f"  note: {n}" for n in c.notes]
     return out

@@ -214,41 +214,111 @@ _RELATIONS: dict[type, Any] = {
 def boxes_of(entry: EntryConditions, ranges: Ranges, symbols: Mapping[str, Any]) -> list[Box]:
     """The boxes an entry serves, where its conditions are one symbol each, without floor or
     mod (``needs_solver`` False)."""
+    if any(c is sympy.false for c in entry.conditions):
+        return []
     per_symbol: list[list[tuple[int, int]]] = []
     for name, (lo, hi) in ranges.items():
         s = symbols[name]
-        allowed: Any = sympy.Interval(lo, hi)
+        allowed = [(lo, hi)]
         for condition in entry.conditions:
-            if condition is sympy.false:
-                return []
             if s in condition.free_symbols:
-                allowed = allowed.intersect(_solve(condition, s, lo, hi))
-        per_symbol.append(_integer_runs(allowed))
-    if any(not runs for runs in per_symbol):
-        return []
-    if any(c is sympy.false for c in entry.conditions):
-        return []
+                allowed = _intersect(allowed, _runs(condition, s, lo, hi))
+        if not allowed:
+            return []
+        per_symbol.append(allowed)
     out: list[Box] = [()]
     for runs in per_symbol:
         out = [(*box, run) for box in out for run in runs]
     return out
 
 
-def _solve(condition: Any, s: Any, lo: int, hi: int) -> Any:
-    domain = sympy.Interval(lo, hi)
+def _runs(condition: Any, s: Any, lo: int, hi: int) -> list[tuple[int, int]]:
+    """The integer runs of [lo, hi] where a one-symbol condition holds."""
     if isinstance(condition, sympy.And):
-        found = domain
+        found = [(lo, hi)]
         for part in condition.args:
-            found = found.intersect(_solve(part, s, lo, hi))
+            found = _intersect(found, _runs(part, s, lo, hi))
         return found
     if isinstance(condition, sympy.Or):
-        return sympy.Union(*(_solve(part, s, lo, hi) for part in condition.args))
+        return _union([r for part in condition.args for r in _runs(part, s, lo, hi)])
     if isinstance(condition, sympy.Not):
-        return domain - _solve(condition.args[0], s, lo, hi)
+        return _complement(_runs(condition.args[0], s, lo, hi), lo, hi)
+    linear = _linear(condition, s, lo, hi)
+    if linear is not None:
+        return linear
     try:
-        return sympy.solveset(condition, s, domain)
+        return _integer_runs(sympy.solveset(condition, s, sympy.Interval(lo, hi)))
+    except Untranslatable:
+        raise
     except Exception as exc:  # noqa: BLE001 - sympy's own "not implemented"
         raise Untranslatable(str(condition)) from exc
+
+
+def _linear(condition: Any, s: Any, lo: int, hi: int) -> list[tuple[int, int]] | None:
+    """``a*s + b REL 0`` with integer a, b, solved without sympy's solver (most guards are
+    ``2 <= s``, ``s == 8``, ``s <= 512``); None for anything else."""
+    if not isinstance(condition, sympy.core.relational.Relational):
+        return None
+    poly = sympy.expand(condition.lhs - condition.rhs)
+    a, b = poly.coeff(s, 1), poly.subs(s, 0)
+    if not (a.is_Integer and b.is_Integer) or sympy.expand(poly - a * s - b) != 0:
+        return None
+    a, b = int(a), int(b)
+    op = condition.rel_op
+    if a == 0:
+        holds = {"==": b == 0, "!=": b != 0, "<": b < 0, "<=": b <= 0, ">": b > 0, ">=": b >= 0}
+        return [(lo, hi)] if holds[op] else []
+    if op in ("==", "!="):
+        root = -b // a if (-b) % a == 0 else None
+        if op == "==":
+            return [(root, root)] if root is not None and lo <= root <= hi else []
+        return _complement([(root, root)] if root is not None else [], lo, hi)
+    # a*s + b < 0  <=>  s < -b/a (a > 0) or s > -b/a (a < 0); integers only
+    if a < 0:
+        a, b = -a, -b
+        op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+    if op == "<":  # a*s < -b
+        top = (-b - 1) // a
+        return [(lo, min(hi, top))] if lo <= min(hi, top) else []
+    if op == "<=":
+        top = (-b) // a
+        return [(lo, min(hi, top))] if lo <= min(hi, top) else []
+    if op == ">":  # a*s > -b
+        bottom = (-b) // a + 1
+        return [(max(lo, bottom), hi)] if max(lo, bottom) <= hi else []
+    bottom = -((b) // a)  # a*s >= -b  <=>  s >= ceil(-b / a)
+    return [(max(lo, bottom), hi)] if max(lo, bottom) <= hi else []
+
+
+def _intersect(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out = []
+    for lo1, hi1 in a:
+        for lo2, hi2 in b:
+            lo, hi = max(lo1, lo2), min(hi1, hi2)
+            if lo <= hi:
+                out.append((lo, hi))
+    return _union(out)
+
+
+def _union(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(runs):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def _complement(runs: list[tuple[int, int]], lo: int, hi: int) -> list[tuple[int, int]]:
+    out, at = [], lo
+    for a, b in _union(runs):
+        if a > at:
+            out.append((at, min(a - 1, hi)))
+        at = max(at, b + 1)
+    if at <= hi:
+        out.append((at, hi))
+    return [(a, b) for a, b in out if a <= b]
 
 
 def _integer_runs(found: Any) -> list[tuple[int, int]]:
@@ -261,8 +331,8 @@ def _integer_runs(found: Any) -> list[tuple[int, int]]:
         if isinstance(part, sympy.FiniteSet):
             runs.extend((int(v), int(v)) for v in part if v.is_integer)
         elif isinstance(part, sympy.Interval):
-            lo = math.ceil(part.start) + (1 if part.left_open and part.start.is_integer else 0)
-            hi = math.floor(part.end) - (1 if part.right_open and part.end.is_integer else 0)
+            lo = int(math.ceil(part.start)) + (1 if part.left_open and part.start.is_integer else 0)
+            hi = int(math.floor(part.end)) - (1 if part.right_open and part.end.is_integer else 0)
             if lo <= hi:
                 runs.append((lo, hi))
         else:
@@ -310,13 +380,20 @@ def z3_available() -> bool:
 
 
 #: box lists longer than this are cut (a parity set over 2**40 sizes has 2**39 runs)
-MAX_BOXES = 256
+MAX_BOXES = 4096
+#: runs z3 lists one by one over a range too large to enumerate (each costs a binary search)
+Z3_BOXES = 64
 
 
 def by_z3(
-    entries: Sequence[EntryConditions], ranges: Ranges, symbols: Mapping[str, Any]
+    entries: Sequence[EntryConditions],
+    ranges: Ranges,
+    symbols: Mapping[str, Any],
+    runs: bool = True,
 ) -> Decision:
-    """The smallest unserved point, and for one symbol the runs, decided by z3."""
+    """The smallest unserved point decided by z3, and with ``runs`` (one symbol) the served and
+    unserved runs found by z3 too, up to ``Z3_BOXES`` of them; without, the lists are left to
+    the caller (``complete`` False)."""
     import z3
 
     names = list(ranges)
@@ -329,7 +406,7 @@ def by_z3(
     served = z3.Or(*alternatives) if alternatives else z3.BoolVal(False)
     bounds = [z3.And(ints[n] >= lo, ints[n] <= hi) for n, (lo, hi) in ranges.items()]
     first = _smallest(z3.And(*bounds, z3.Not(served)), names, ints, ranges)
-    if len(names) != 1:
+    if len(names) != 1 or not runs:
         box = None if first is None else tuple((v, v) for v in first)
         return Decision([], [box] if box else [], first, complete=first is None, solver="z3")
     name = names[0]
@@ -340,7 +417,7 @@ def by_z3(
     at, state = lo, _holds_at(served, x, lo)
     complete = True
     while at <= hi:
-        if len(runs_served) + len(runs_unserved) >= MAX_BOXES:
+        if len(runs_served) + len(runs_unserved) >= Z3_BOXES:
             complete = False
             break
         flip = _smallest(

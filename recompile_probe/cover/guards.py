@@ -30,26 +30,37 @@ class Evaluator:
     template: Template
     base: Mapping[str, int]  #: every symbol's size at the template's call
     checked: int = 0
+    too_large: int = 0  #: sizes whose inputs could not be allocated here (not evaluated)
 
     def locals_at(self, sizes: Mapping[str, int]) -> dict[str, Any] | None:
-        inputs = self.template.at({**self.base, **sizes})
+        try:
+            inputs = self.template.at({**self.base, **sizes})
+        except (RuntimeError, MemoryError):  # inputs too large to allocate, even untouched
+            self.too_large += 1
+            return None
         if inputs is None:
             return None
         return frame_locals(self.target.fn, *inputs)
 
     def served(self, sizes: Mapping[str, int]) -> bool | None:
         """Whether an entry accepts; None where the locals cannot be built or asked."""
+        index = self.serving(sizes)
+        return None if index is None else index >= 0
+
+    def serving(self, sizes: Mapping[str, int]) -> int | None:
+        """The index of the entry Dynamo would run (the first that accepts, in its order); -1:
+        none; None where the locals cannot be built or asked."""
         f_locals = self.locals_at(sizes)
         if f_locals is None:
             return None
         self.checked += 1
-        for entry in self.entries:
+        for index, entry in enumerate(self.entries):
             said = cache.accepts(entry, f_locals)
             if said is None:
                 return None
             if said:
-                return True
-        return False
+                return index
+        return -1
 
     def failing_guard(self, sizes: Mapping[str, int]) -> str | None:
         """The newest entry's first failing guard at these sizes, in Dynamo's words."""

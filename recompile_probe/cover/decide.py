@@ -1,7 +1,7 @@
 """Coverage of a declared range, decided while the run's cache entries are alive -> a record.
 
 The strongest method that holds is used, and the record says which: ``proved`` where every
-size condition of every entry translated (coverage/symbolic.py) and guard evaluation agreed with
+size condition of every entry translated (cover/symbolic.py) and guard evaluation agreed with
 it at sampled points; ``enumerated`` where guards were evaluated at every point (a range up to
 ``ENUMERATE_LIMIT`` points); ``sampled`` otherwise, and whenever frames other than the target's
 own were compiled (graph breaks, resume functions): those are decided by real calls under the
@@ -11,6 +11,7 @@ scenario has no factory to make real inputs.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -19,6 +20,7 @@ from typing import Any
 
 import sympy
 
+from ..provenance.capture import RuntimeAsserts
 from ..reasons.parse import parse_line
 from ..records.coverage import GUARDS, STANCE, Coverage, Method, Outcome, Scope, Unserved
 from ..records.run import GuardLine
@@ -27,6 +29,7 @@ from ..targets.frames import frame_code, frame_locals
 from ..targets.inputs import Inputs
 from ..targets.loader import LoadedTarget
 from ..torch_compat import cache
+from . import asserts
 from .guards import Evaluator
 from .inputs import Template
 from .stance import StanceSampler
@@ -66,6 +69,10 @@ class Request:
     real_inputs: Callable[[Mapping[str, int]], Inputs] | None = None
     #: sizes the sequence used: always among the samples
     seen: Sequence[Mapping[str, int]] = ()
+    #: the run's torch.compile(recompile_limit=...), where it set one (the config's otherwise)
+    recompile_limit: int | None = None
+    #: compile id -> what its graph asserts when it runs (the run's Collector); None: not read
+    runtime_asserts: Callable[[str | None], RuntimeAsserts | None] | None = None
 
 
 def decide(request: Request) -> Coverage:
@@ -168,7 +175,19 @@ def _symbolic(
             boxes = [b for r in read for b in boxes_of(r, ranges, symbols)]
             decision = by_intervals(boxes, ranges)
         elif z3_available():
-            decision = by_z3(read, ranges, symbols)
+            small = sr.count(ranges) <= ENUMERATE_LIMIT
+            decision = by_z3(read, ranges, symbols, runs=not small)
+            if small:  # z3 decides the whole range; the lists come from guard evaluation
+                names = list(ranges)
+                flags = [(p, evaluator.served(dict(zip(names, p)))) for p in sr.points(ranges)]
+                listed = _from_flags(names, flags)
+                if listed.counterexample != decision.counterexample:
+                    notes.append(
+                        f"z3's smallest unserved size ({decision.counterexample}) is not guard "
+                        f"evaluation's ({listed.counterexample}); evaluated instead"
+                    )
+                    return None
+                decision = dataclasses.replace(listed, solver="z3")
         else:
             notes.append(
                 "a guard uses floor division, modulo or ties two sizes, which needs z3 to "
@@ -182,8 +201,8 @@ def _symbolic(
     # evaluation at chosen sizes before calling it proved.
     names = list(ranges)
     for point in _sample_points(ranges, request.seen):
-        said = evaluator.served(dict(zip(names, point)))
-        if said is not None and said != _in(decision, point):
+        said, read_off = evaluator.served(dict(zip(names, point))), _in(decision, point)
+        if said is not None and read_off is not None and said != read_off:
             notes.append(
                 f"guard evaluation at {sr.format_box(names, tuple((v, v) for v in point))} "
                 "disagreed with the guards read as conditions; evaluated instead"
@@ -192,13 +211,15 @@ def _symbolic(
     return decision
 
 
-def _in(decision: Decision, point: tuple[int, ...]) -> bool:
-    inside = any(all(lo <= v <= hi for v, (lo, hi) in zip(point, box)) for box in decision.unserved)
-    if inside:
+def _in(decision: Decision, point: tuple[int, ...]) -> bool | None:
+    """Whether the decision serves the point; None where its lists stop short of it."""
+    if any(all(lo <= v <= hi for v, (lo, hi) in zip(point, box)) for box in decision.unserved):
         return False
     if decision.complete:
         return True
-    return any(all(lo <= v <= hi for v, (lo, hi) in zip(point, box)) for box in decision.served)
+    if any(all(lo <= v <= hi for v, (lo, hi) in zip(point, box)) for box in decision.served):
+        return True
+    return None
 
 
 def _from_flags(
@@ -261,7 +282,7 @@ def _record(
     start: float,
 ) -> Coverage:
     names = list(ranges)
-    limit = cache.recompile_limit()
+    limit = request.recompile_limit or cache.recompile_limit()
     at_limit = limit is not None and len(entries) >= limit
     unserved: list[Unserved] = []
     for box in decision.unserved[:MAX_BOXES]:
@@ -307,7 +328,17 @@ def _record(
             {"sizes": {n: (v, v) for n, v in zip(names, point)}, "assertion": text}
             for point, text in sorted(sampler.raised.items())
         )
+    if raises is None and request.runtime_asserts is not None:
+        raises = _raises(request, evaluator, entries, ranges, decision, notes)
     unserved.sort(key=lambda u: tuple(lo for lo, _ in u.sizes.values()))
+    if evaluator.too_large:
+        notes.append(
+            f"{evaluator.too_large} sampled size(s) need inputs too large to allocate here, "
+            "even untouched: guard evaluation skipped them (the symbolic answer covers them)"
+            if method is Method.PROVED
+            else f"{evaluator.too_large} sampled size(s) need inputs too large to allocate "
+            "here: not evaluated"
+        )
     if at_limit and decision.unserved:
         notes.append(
             f"the frame holds {len(entries)} cache entries, its recompile limit ({limit}): a call "
@@ -390,3 +421,36 @@ def _origin(guard: str | None, detail: Any, lines: Sequence[GuardLine]) -> dict 
             if line.kind == "TENSOR_MATCH" and line.source == source and line.origin is not None:
                 return line.origin
     return None
+
+
+def _raises(
+    request: Request,
+    evaluator: Evaluator,
+    entries: Sequence[Any],
+    ranges: dict[str, tuple[int, int]],
+    decision: Decision,
+    notes: list[str],
+) -> tuple[dict, ...] | None:
+    """Served boxes whose graph raises a runtime assertion, every served point checked where
+    the range is small enough to enumerate, else the sampled ones (a note says so)."""
+    assert request.runtime_asserts is not None
+    names = list(ranges)
+    per_entry = asserts.read(entries, request.runtime_asserts, evaluator, names)
+    if per_entry is None:
+        return None
+    if not any(per_entry):
+        return ()
+    if sr.count(ranges) <= ENUMERATE_LIMIT:
+        points = [p for p in sr.points(ranges) if _in(decision, p)]
+    else:
+        points = [p for p in _sample_points(ranges, request.seen) if _in(decision, p)]
+        notes.append(
+            f"runtime assertions were checked at {len(points)} sampled served sizes, not all"
+        )
+    failing = asserts.failures(per_entry, evaluator, points, names)
+    out: list[dict] = []
+    for text in dict.fromkeys(failing.values()):
+        boxes = sr.merge([tuple((v, v) for v in p) for p, t in failing.items() if t == text])
+        out += [{"sizes": dict(zip(names, box)), "assertion": text} for box in boxes]
+    out.sort(key=lambda f: tuple(lo for lo, _ in f["sizes"].values()))
+    return tuple(out[:MAX_BOXES])
