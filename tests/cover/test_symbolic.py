@@ -36,7 +36,9 @@ def test_every_linear_relation_gives_the_sizes_where_it_holds():
         condition = rel(a * B + b, c)
         if condition in (sympy.true, sympy.false):
             continue
-        expected = _by_evaluation(lambda s: python[rel](a * s + b, c), 0, 40)
+        expected = _by_evaluation(
+            lambda s, rel=rel, a=a, b=b, c=c: python[rel](a * s + b, c), 0, 40
+        )
         assert _runs(condition, B, 0, 40) == expected, condition
 
 
