@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ..records.run import Run
+from ..sizes.ranges import format_ranges
 from .sequence import batch_only, moved, points_of, sequence_label, transitions
 
 NOISE_RATIO = 1.3
@@ -53,10 +54,21 @@ def _key(run: Run) -> tuple[float, ...]:
     # taken for a match); then "fewest guards": guard_count, then the symbolic guards it holds.
     return (
         float(run.outputs_match is not True),
+        coverage_rank(run),
         _value(run.compiles),
         _value(run.guard_count),
         _value(run.shape_env_guard_count),
     )
+
+
+def coverage_rank(run: Run) -> float:
+    """With a declared range, proven coverage ranks before the compile count: two strategies
+    with 1 compile on the sequence differ if one recompiles at B = 0. 0: proved (or no range
+    asked), 1: no miss found on samples, 2: a size is not served or nothing was decided."""
+    c = run.coverage
+    if c is None or c.proved:
+        return 0.0
+    return 1.0 if c.decided and not c.unserved else 2.0
 
 
 def tied(runs: list[Run]) -> list[Run]:
@@ -130,8 +142,23 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
             f"{winner.steady_state_us:.1f} µs/call"
             + (", too noisy to rank" if noisy(winner) else "")
         )
+    if winner.coverage is not None and winner.coverage.proved:
+        detail.append(f"proved over {format_ranges(winner.coverage.ranges)}")
     if detail:
         parts[0] += f" ({', '.join(detail)})"
+    fewer = [
+        r.strategy
+        for r in runs
+        if eligible(r)
+        and coverage_rank(r) > coverage_rank(winner)
+        and _value(r.compiles) < compiles
+    ]
+    if fewer:
+        parts.append(
+            f"{', '.join(fewer)} compiled less but not every size of the declared range is "
+            "proved served"
+        )
+    ties = [r for r in ties if coverage_rank(r) == coverage_rank(winner)]
     others = [r.strategy for r in ties if r is not winner]
     if others:
         parts.append(f"also {plural(compiles, 'compile')}: {', '.join(others)}")

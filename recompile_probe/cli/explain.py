@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from ..errors import ExitCode, UsageError
 from .common import (
+    COVER_OPTION,
     DEBUG_OPTION,
     QUIET_OPTION,
     RUN_TIMEOUT_OPTION,
@@ -69,6 +70,7 @@ def explain(
     backend: Optional[str] = typer.Option(
         None, "--backend", "-b", help="eager | aot_eager | inductor"
     ),
+    cover: Optional[str] = COVER_OPTION,
     fmt: str = format_option(Document.EXPLAIN),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
     trace_dir: Optional[Path] = typer.Option(None, "--trace-dir", help="As for `run`."),
@@ -102,6 +104,12 @@ def explain(
             "timeout": timeout,
         }
         if from_report is not None:
+            if cover is not None:
+                raise UsageError(
+                    "--cover and --from-report exclude each other",
+                    "A saved report keeps the coverage its runs decided; run the scenario "
+                    "again to decide another range.",
+                )
             if backend is not None:
                 raise UsageError(
                     "--backend and --from-report exclude each other",
@@ -126,7 +134,7 @@ def explain(
                     **running,
                 )
         else:
-            loaded = with_overrides(load(scenario), backend=backend)
+            loaded = with_overrides(load(scenario), backend=backend, cover=cover)
             names = explain_mod.to_run(loaded.strategies, only or None, chosen)
             with progress(len(names) * len(loaded.sequences), quiet) as (on_start, on_run):
                 done = explain_mod.explain_scenario(

@@ -87,6 +87,11 @@ class Evaluation:
     form: str = "marks"
     #: with form "environment": the marks' own median µs/call (mark calls included)
     marks_steady_state_us: float | None = None
+    #: with a declared coverage range: every size proved served in every sequence's run (it
+    #: ranks before the compile count); None: no range was asked
+    covered: bool | None = None
+    #: what coverage found, e.g. "proved over B ∈ [1, 4096]" or "B = 1 not served (recompile)"
+    coverage_note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -233,3 +233,21 @@ def test_a_run_that_compiled_nothing_is_no_candidate(write_scenario):
     only = [by_name["eager_on_recompile"]]
     assert best(only) is None
     assert "compiled nothing" in verdict("s", only) and " wins" not in verdict("s", only)
+
+
+def test_with_a_declared_range_proven_coverage_ranks_before_the_compile_count():
+    # dynamic_true and mark_unbacked both compile once on B = 4 -> 8; only mark_unbacked
+    # serves B = 1 (dynamic_true's entry guards 2 <= B), so it wins whatever the timings say
+    from helpers import CONFIGS
+    from recompile_probe.execution.session import run_scenario
+    from recompile_probe.scenario.load import load
+
+    scenario = replace(
+        load(CONFIGS / "coverage.yaml"), strategies=("dynamic_true", "mark_unbacked"), repeats=0
+    )
+    runs = list(run_scenario(scenario).runs)
+    assert [r.compiles for r in runs] == [1, 1]
+    assert best(runs).strategy == "mark_unbacked"
+    assert "proved over B ∈ [1, 4096]" in verdict("warm", runs)
+    without = [replace(r, coverage=None) for r in runs]
+    assert best(without).strategy == "dynamic_true"  # untimed: the tie goes by scenario order

@@ -50,3 +50,23 @@ def test_a_malformed_range_is_one_line_and_exit_2():
         result = _invoke("run", SCENARIO, "-q", "--cover", flag)
         assert result.exit_code == 2, (flag, result.output)
         assert "Traceback" not in result.output
+
+
+def test_explain_shows_the_coverage_of_the_run_it_explains():
+    # after B = 1 -> 2 -> 8 the default strategy holds a static entry for B = 1 and a dynamic
+    # one for 2 <= B: every size of [1, 4096] is served
+    result = _invoke(
+        "explain",
+        str(CONFIGS / "logprobs.yaml"),
+        "-q",
+        "-s",
+        "default",
+        "--sequence",
+        "rl",
+        "--cover",
+        "B=1..4096",
+    )
+    assert result.exit_code == 0, result.output
+    assert "default: B ∈ [1, 4096]: every size served (proved, every frame)" in result.output
+    clash = _invoke("explain", "--from-report", "x.json", "--cover", "B=1..4")
+    assert clash.exit_code == 2 and "--cover and --from-report" in clash.output

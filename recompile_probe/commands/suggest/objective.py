@@ -1,7 +1,8 @@
 """The objective a candidate is ranked by, and a candidate's runs summed over the sequences.
 
 In order: status ok; outputs equal to eager before outputs not compared (unknown is never a
-match); fewest compiles over every sequence; fewest
+match); with a declared coverage range, every size proved served; fewest compiles over every
+sequence; fewest
 guards of the newest entry (guard_count, then shape_env_guard_count); lowest steady-state
 µs/call, where two candidates whose [fastest, p90] sample ranges overlap count as equally fast;
 fewest changed dims (a whole-function strategy counts as every varying dim plus one); fewest
@@ -16,6 +17,7 @@ from collections.abc import Iterable
 from ...reasons.text import without_comments
 from ...records.run import Run
 from ...records.suggestion import Evaluation, MarkChoice
+from ...sizes.ranges import format_ranges
 
 
 def aggregate(
@@ -53,6 +55,7 @@ def aggregate(
             if e.recompile and e.reason
         )
     )
+    covered, note = _coverage(runs)
     return Evaluation(
         name,
         marks,
@@ -71,7 +74,25 @@ def aggregate(
         checks,
         error,
         cost,
+        covered=covered,
+        coverage_note=note,
     )
+
+
+def _coverage(runs: list[Run]) -> tuple[bool | None, str | None]:
+    asked = [r.coverage for r in runs if r.coverage is not None]
+    if not asked:
+        return None, None
+    for c in asked:
+        if not c.proved:
+            if not c.decided:
+                return False, f"coverage n/a: {c.why_na}"
+            if c.counterexample:
+                at = ", ".join(f"{k} = {v}" for k, v in c.counterexample.items())
+                first = c.unserved[0].outcome if c.unserved else "not served"
+                return False, f"{at} not served ({first})"
+            return False, f"{format_ranges(c.ranges)}: no miss found, {c.method} ({c.scope})"
+    return True, f"proved over {format_ranges(asked[0].ranges)}"
 
 
 def _inf(value: int | None) -> float:
@@ -85,6 +106,7 @@ def primary(e: Evaluation) -> tuple:
     return (
         e.status != "ok",
         e.outputs_match is not True,
+        e.covered is False,
         _inf(e.compiles),
         _inf(e.guard_count),
         _inf(e.shape_env_guard_count),
@@ -132,6 +154,10 @@ def worse(a: Evaluation, b: Evaluation) -> str | None:
     if a.status == b.status == "ok" and a.outputs_match is not True and b.outputs_match is True:
         return "outputs not compared with eager (verified for the other)"
     if a.status == b.status == "ok" and a.outputs_match is True and b.outputs_match is not True:
+        return None
+    if a.covered is False and b.covered is True:
+        return f"not every size of the declared range is served ({a.coverage_note})"
+    if a.covered is True and b.covered is False:
         return None
     for field, what in (
         ("compiles", "compile"),

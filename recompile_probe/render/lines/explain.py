@@ -16,6 +16,7 @@ from ...reasons.text import failure_lines
 from ...records.run import SHAPE_ENV, CacheEntry, Run
 from ...sizes.points import Point
 from .. import cells
+from . import coverage
 
 COST_HEADERS = ("strategy", "compiles", "µs/call", "eager µs", "guard check µs", "cold guard µs")
 COST_LEGEND = (
@@ -265,4 +266,7 @@ def blocks(x: Explanation, verbose: bool = True) -> list[list[str]]:
     blocks += [diff_lines(d, verbose) for d in x.diffs]
     plain = cells.plain([x.run])
     blocks += [recompile_lines(r, plain, verbose) for r in x.recompiles]
+    covered = coverage.section([x.run], shown=None if verbose else coverage.SHOWN)
+    if covered:
+        blocks.append(["Coverage", *(f"  {line}" for line in covered)])
     return blocks
