@@ -121,6 +121,28 @@ def uncovered(
     if coverage is None or not coverage.decided:
         said = coverage.why_na if coverage is not None else None
         return None, (f"coverage n/a: {said or 'no coverage was decided'}",)
+    outside = [
+        f"{s} ∈ [{lo}, {hi}]"
+        for s, (lo, hi) in ranges.items()
+        if s not in coverage.ranges or lo < coverage.ranges[s][0] or hi > coverage.ranges[s][1]
+    ]
+    if outside:
+        return None, (
+            f"coverage n/a: {', '.join(outside)} lies outside the range decided "
+            f"({format_ranges(coverage.ranges)})",
+        )
+    if coverage.scope == "top frame only":
+        return None, (
+            "coverage n/a: only the target's own frame was decided (other frames were compiled "
+            "and no real call could sample them)",
+        )
+    for failure in coverage.raises_at_runtime or ():
+        if all(
+            s not in ranges or not (hi < ranges[s][0] or lo > ranges[s][1])
+            for s, (lo, hi) in failure["sizes"].items()
+        ):
+            at = ", ".join(f"{s} {lo}..{hi}" for s, (lo, hi) in failure["sizes"].items())
+            return "served but raises", (f"{at}: the graph asserts {failure['assertion']}",)
     names = list(coverage.ranges)
     for miss in coverage.unserved:
         if not all(
@@ -147,8 +169,13 @@ def uncovered(
             code = miss.origin.get("code")
             why.append(f"user line: {where}" + (f"  {code}" if code else ""))
         if coverage.method == "sampled":
-            why.append("checked on samples: " + "; ".join(coverage.notes[-1:]))
+            why.append("checked on samples only (method sampled)")
         return f"{label} {_DOES.get(miss.outcome, miss.outcome)}", tuple(why)
+    if not coverage.complete and coverage.counterexample is not None and ranges != coverage.ranges:
+        return None, (
+            "coverage n/a: the unserved list is incomplete over a range this large; decide the "
+            "budget's own range (--cover) to judge it",
+        )
     return None
 
 

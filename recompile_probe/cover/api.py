@@ -71,6 +71,7 @@ def coverage(
             call=(lambda args, kwargs: compiled(*args, **kwargs)) if real_calls else None,
             real_inputs=(lambda sizes: make(sizes)) if real_calls else None,
             seen=[first],
+            own_frames_only=True,
         )
     )
 

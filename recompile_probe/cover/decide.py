@@ -22,6 +22,7 @@ import sympy
 
 from ..provenance.capture import RuntimeAsserts
 from ..reasons.parse import parse_line
+from ..reasons.text import resumed_from
 from ..records.coverage import GUARDS, STANCE, Coverage, Method, Outcome, Scope, Unserved
 from ..records.run import GuardLine
 from ..sizes import ranges as sr
@@ -69,6 +70,8 @@ class Request:
     real_inputs: Callable[[Mapping[str, int]], Inputs] | None = None
     #: sizes the sequence used: always among the samples
     seen: Sequence[Mapping[str, int]] = ()
+    #: count only the target's own resume frames as other frames (a test process, not reset)
+    own_frames_only: bool = False
     #: the run's torch.compile(recompile_limit=...), where it set one (the config's otherwise)
     recompile_limit: int | None = None
     #: compile id -> what its graph asserts when it runs (the run's Collector); None: not read
@@ -117,7 +120,7 @@ def decide(request: Request) -> Coverage:
             )
     notes: list[str] = []
     decision, method = _decide_by_guards(evaluator, ranges, request, notes)
-    others = _other_frames(code)
+    others = _other_frames(code, request.own_frames_only)
     scope = Scope.EVERY_FRAME
     sampler: StanceSampler | None = None
     if others:
@@ -150,7 +153,14 @@ def _decide_by_guards(
     names = list(ranges)
     if total <= ENUMERATE_LIMIT:
         flags = [(point, evaluator.served(dict(zip(names, point)))) for point in sr.points(ranges)]
-        return _from_flags(names, flags), Method.ENUMERATED
+        unknown = sum(ok is None for _, ok in flags)
+        if not unknown:
+            return _from_flags(names, flags), Method.ENUMERATED
+        notes.append(
+            f"{unknown} size(s) could not be evaluated (inputs too large to allocate, or an "
+            "entry without a guard manager): the rest is listed, not a proof"
+        )
+        return _from_flags(names, flags, sampled=True), Method.SAMPLED
     points = _sample_points(ranges, request.seen)
     flags = [(point, evaluator.served(dict(zip(names, point)))) for point in points]
     decision = _from_flags(names, flags, sampled=True)
@@ -180,6 +190,9 @@ def _symbolic(
             if small:  # z3 decides the whole range; the lists come from guard evaluation
                 names = list(ranges)
                 flags = [(p, evaluator.served(dict(zip(names, p)))) for p in sr.points(ranges)]
+                if any(ok is None for _, ok in flags):
+                    notes.append("some sizes could not be evaluated; evaluated where they could")
+                    return None
                 listed = _from_flags(names, flags)
                 if listed.counterexample != decision.counterexample:
                     notes.append(
@@ -247,9 +260,24 @@ def _sample_points(
     return points
 
 
-def _other_frames(code: Any) -> list[str]:
+def _other_frames(code: Any, own_only: bool = False) -> list[str]:
+    """Other compiled frames a call may run through. ``own_only``: only the target's own
+    resume functions (a test process holds other functions' frames too)."""
     codes = cache.dynamo_codes() or []
-    return sorted({c.co_name for c in codes if c is not code and (cache.cache_entries(c) or [])})
+    found = {c.co_name for c in codes if c is not code and (cache.cache_entries(c) or [])}
+    if own_only:
+        found = {n for n in found if _resumes(n, code.co_name)}
+    return sorted(found)
+
+
+def _resumes(name: str, target: str) -> bool:
+    while True:
+        parent = resumed_from(name)
+        if parent is None:
+            return False
+        if parent == target:
+            return True
+        name = parent
 
 
 def _sample_stance(
@@ -339,6 +367,11 @@ def _record(
             else f"{evaluator.too_large} sampled size(s) need inputs too large to allocate "
             "here: not evaluated"
         )
+    if sampler is not None and sampler.skipped:
+        notes.append(
+            f"{sampler.skipped} sampled size(s) got no real inputs (the factory failed or they "
+            "do not fit in memory): undecided"
+        )
     if at_limit and decision.unserved:
         notes.append(
             f"the frame holds {len(entries)} cache entries, its recompile limit ({limit}): a call "
@@ -356,6 +389,7 @@ def _record(
         method in (Method.PROVED, Method.ENUMERATED)
         and scope is Scope.EVERY_FRAME
         and counterexample is None
+        and not raises
     )
     return Coverage(
         ranges=ranges,
@@ -370,6 +404,7 @@ def _record(
         seconds=round(time.perf_counter() - start, 4),
         boxes_left_out=left_out,
         notes=tuple(notes),
+        complete=decision.complete and sampler is None and method is not Method.SAMPLED,
     )
 
 

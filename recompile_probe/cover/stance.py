@@ -41,13 +41,20 @@ class StanceSampler:
     raised: dict[tuple[int, ...], str] = field(default_factory=dict)
     refused: dict[tuple[int, ...], Refusal] = field(default_factory=dict)
     asked: list[tuple[int, ...]] = field(default_factory=list)
+    skipped: int = 0  #: sizes whose real inputs could not be made
 
     @staticmethod
     def missing() -> str | None:
         return set_stance_missing()
 
-    def served(self, sizes: Mapping[str, int]) -> bool:
-        args, kwargs = self.inputs(sizes)
+    def served(self, sizes: Mapping[str, int]) -> bool | None:
+        """None: no real inputs could be made at these sizes (the factory failed, or they do
+        not fit in memory): that size stays undecided."""
+        try:
+            args, kwargs = self.inputs(sizes)
+        except Exception:  # noqa: BLE001 - the factory's failure decides nothing
+            self.skipped += 1
+            return None
         self.calls += 1
         self.asked.append(tuple(sizes.values()))
         try:

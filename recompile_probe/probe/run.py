@@ -206,8 +206,11 @@ def covered(
         why = "the sequence made no call that succeeded" if driver.error else "no call was made"
         return Coverage(ranges=ranges, method=None, scope=None, proved=False, why_na=why)
     factory = target.make_inputs
-    last = points[-1] if target.driver is None else None
-    base = (points[-1] if last is None else last).to_dict()
+    # the sizes of the call the template is: the last call that succeeded
+    base = next(
+        (dict(c.sizes) for c in reversed(driver.calls) if c.event != "error" and c.sizes),
+        points[-1].to_dict(),
+    )
     return decide(
         Request(
             target=target,

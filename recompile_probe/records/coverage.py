@@ -51,7 +51,7 @@ class Unserved:
     sizes: dict[str, tuple[int, int]]  #: symbol -> inclusive [lo, hi]
     outcome: str  #: an ``Outcome`` value
     #: the failing guard of the newest entry at the box's smallest point (check_verbose's words);
-    #: None where real calls decided it (the stance names no guard)
+    #: where a real call decided it, the first guard the stance's refusal names
     guard: str | None = None
     reason_kind: str | None = None  #: reasons.KINDS of that guard
     origin: dict | None = None  #: the user line behind that guard, where the run captured it
@@ -82,6 +82,9 @@ class Coverage:
     #: over a huge range); the counterexample and ``proved`` still hold for the whole range
     boxes_left_out: int = 0
     why_na: str | None = None
+    #: served and unserved list every box of the range (False: z3 decided a range too large to
+    #: enumerate and listed only part of it, or samples; the counterexample still holds)
+    complete: bool = True
     notes: tuple[str, ...] = ()
 
     @property

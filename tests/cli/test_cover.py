@@ -70,3 +70,32 @@ def test_explain_shows_the_coverage_of_the_run_it_explains():
     assert "default: B ∈ [1, 4096]: every size served (proved, every frame)" in result.output
     clash = _invoke("explain", "--from-report", "x.json", "--cover", "B=1..4")
     assert clash.exit_code == 2 and "--cover and --from-report" in clash.output
+
+
+def test_a_budget_over_sizes_the_report_never_decided_fails(tmp_path):
+    out = tmp_path / "r.json"
+    made = _invoke("run", SCENARIO, "-q", "-s", "mark_unbacked", "-f", "json", "-o", str(out))
+    assert made.exit_code == 0, made.output
+    inside = _invoke(
+        "check",
+        SCENARIO,
+        "-s",
+        "mark_unbacked",
+        "--from-report",
+        str(out),
+        "--no-recompile-in",
+        "B=2..64",
+    )
+    assert inside.exit_code == 0, inside.output
+    wider = _invoke(
+        "check",
+        SCENARIO,
+        "-s",
+        "mark_unbacked",
+        "--from-report",
+        str(out),
+        "--no-recompile-in",
+        "B=1..100000",
+    )
+    assert wider.exit_code == 1, wider.output
+    assert "outside the range decided" in wider.output
