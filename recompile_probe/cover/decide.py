@@ -11,7 +11,6 @@ scenario has no factory to make real inputs.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -200,7 +199,7 @@ def _symbolic(
                         f"evaluation's ({listed.counterexample}); evaluated instead"
                     )
                     return None
-                decision = dataclasses.replace(listed, solver="z3")
+                decision = listed
         else:
             notes.append(
                 "a guard uses floor division, modulo or ties two sizes, which needs z3 to "
@@ -243,7 +242,7 @@ def _from_flags(
     if not sampled:
         served, unserved = sr.merge(served), sr.merge(unserved)
     first = tuple(lo for lo, _ in unserved[0]) if unserved else None
-    return Decision(served, unserved, first, complete=not sampled, solver="evaluation")
+    return Decision(served, unserved, first, complete=not sampled)
 
 
 def _sample_points(

@@ -5,14 +5,14 @@ becomes ``torch.empty`` of the new shape, in the template's layout, dtype, devic
 requires_grad, carrying the template's marks (the strategy's and the user's own); everything
 else is passed as the template had it. ``torch.empty`` touches no memory pages, so a point
 costs microseconds whatever its size. Guards never read tensor data, so these inputs decide
-exactly what the real ones would; the stance sampler, which executes the call, uses the
+exactly what the real ones would; the stance sampler, which executes the call, is handed the
 scenario's own factory instead.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,13 +97,3 @@ def _resized(tensor: torch.Tensor, dims: Mapping[int, str], sizes: Mapping[str, 
         if name.startswith("_dynamo"):  # the marks the call carried
             setattr(new, name, copy.copy(value))
     return new
-
-
-def real_inputs(target: LoadedTarget) -> Callable[[Mapping[str, int], Sequence[str]], Any] | None:
-    """The scenario's own factory at a point (for real calls); None for a driven program."""
-    from ..sizes.points import Point
-
-    make = target.make_inputs
-    if make is None:
-        return None
-    return lambda sizes, order: make(Point.of(sizes, order))

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..torch_compat.stance import set_stance_missing, stance
+from ..torch_compat.stance import stance
 
 #: what the stance's refusal says (torch 2.6 .. 2.15)
 _REFUSED = ("fail_on_recompile", "Detected recompile")
@@ -42,10 +42,6 @@ class StanceSampler:
     refused: dict[tuple[int, ...], Refusal] = field(default_factory=dict)
     asked: list[tuple[int, ...]] = field(default_factory=list)
     skipped: int = 0  #: sizes whose real inputs could not be made
-
-    @staticmethod
-    def missing() -> str | None:
-        return set_stance_missing()
 
     def served(self, sizes: Mapping[str, int]) -> bool | None:
         """None: no real inputs could be made at these sizes (the factory failed, or they do

@@ -353,7 +353,6 @@ class Decision:
     unserved: list[Box]
     counterexample: tuple[int, ...] | None
     complete: bool = True  #: the box lists hold the whole range (not cut at a limit)
-    solver: str = "intervals"  #: "intervals" or "z3"
 
 
 def by_intervals(served_boxes: Sequence[Box], ranges: Ranges) -> Decision:
@@ -408,7 +407,7 @@ def by_z3(
     first = _smallest(z3.And(*bounds, z3.Not(served)), names, ints, ranges)
     if len(names) != 1 or not runs:
         box = None if first is None else tuple((v, v) for v in first)
-        return Decision([], [box] if box else [], first, complete=first is None, solver="z3")
+        return Decision([], [box] if box else [], first, complete=first is None)
     name = names[0]
     lo, hi = ranges[name]
     x = ints[name]
@@ -428,7 +427,7 @@ def by_z3(
         if flip is None:
             break
         at, state = flip[0], not state
-    return Decision(runs_served, runs_unserved, first, complete=complete, solver="z3")
+    return Decision(runs_served, runs_unserved, first, complete=complete)
 
 
 def _holds_at(formula: Any, x: Any, value: int) -> bool:

@@ -78,8 +78,7 @@ class Driver:
         return self.compiled(*args, **kwargs)
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
-        self._mark(args, kwargs)
-        out = self.compiled(*args, **kwargs)
+        out = self.call(args, kwargs)
         if self._sync is not None:  # time the kernels, not only their launch
             self._sync()
         return out

@@ -104,6 +104,13 @@ _DIMS = {
     "anyOf": [{"type": "integer"}, {"type": "array", "minItems": 1, "items": {"type": "integer"}}],
     "description": "A dim index, or a list of them.",
 }
+#: symbol -> [lo, hi]: a `coverage:` range and a `no_recompile_in` budget
+_RANGES = {
+    "type": "object",
+    "minProperties": 1,
+    "propertyNames": {"pattern": SYMBOL.pattern},
+    "additionalProperties": {"$ref": "#/$defs/size_range"},
+}
 _MARKS = list(MARKS)
 _BUILTIN_NAMES = list(BUILTINS)
 _RANK_NAMES = list(RANK_BUILTINS)
@@ -265,12 +272,7 @@ TOP_KEYS = table(
         "Sizes every strategy's cache entries are checked against after its sequence, symbol "
         "-> [lo, hi] inclusive, e.g. {B: [1, 4096]}: decided from the entries' guards "
         "without compiling (docs/coverage.md).",
-        {
-            "type": "object",
-            "minProperties": 1,
-            "propertyNames": {"pattern": "^[A-Z][A-Z0-9]*$"},
-            "additionalProperties": {"$ref": "#/$defs/size_range"},
-        },
+        _RANGES,
         "a mapping of symbol -> [lo, hi]",
     ),
     expect=Key(
@@ -499,12 +501,7 @@ BUDGET_KEYS = table(
         "Fail unless every size in this range is served by the run's cache entries, symbol "
         "-> [lo, hi] inclusive, e.g. {B: [1, 4096]}: decided from the guards after the "
         "sequence (docs/coverage.md); checked on samples where nothing stronger holds.",
-        {
-            "type": "object",
-            "minProperties": 1,
-            "propertyNames": {"pattern": "^[A-Z][A-Z0-9]*$"},
-            "additionalProperties": {"$ref": "#/$defs/size_range"},
-        },
+        _RANGES,
         "a mapping of symbol -> [lo, hi]",
     ),
 )
