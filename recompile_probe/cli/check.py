@@ -16,14 +16,18 @@ if TYPE_CHECKING:
     from ..commands.shard import Shard
     from ..scenario.model import Scenario
 from .common import (
+    ANNOTATIONS_OPTION,
     CLEAN_ENV_OPTION,
+    CODEQUALITY_OPTION,
     COVER_OPTION,
     DEBUG_OPTION,
     QUIET_OPTION,
     RUN_TIMEOUT_OPTION,
     Document,
     also_write,
+    annotate,
     app,
+    check_annotations,
     csv_list,
     emit,
     err,
@@ -63,6 +67,8 @@ def check(
         help="Write a Markdown summary here (also appended to $GITHUB_STEP_SUMMARY).",
     ),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
+    codequality: Optional[Path] = CODEQUALITY_OPTION,
+    annotations: Optional[str] = ANNOTATIONS_OPTION,
     html_out: Optional[Path] = typer.Option(
         None,
         "--html",
@@ -127,10 +133,12 @@ def check(
                 "markdown": markdown,
                 "json": json_out,
                 "html": html_out,
+                "codequality": codequality,
                 "baseline": baseline,
             }
         )
         files.check()
+        check_annotations(annotations)
         names = [n for item in strategy or () for n in csv_list(item, "--strategy") or ()] or None
         loaded = check_mod.load_all(
             scenarios, names, max_recompiles, cover=cover, no_recompile_in=no_recompile_in
@@ -171,6 +179,7 @@ def check(
                 if pool is not None:
                     pool.close()
         emit(Document.CHECK, outcome, "table")
+        annotate(Document.CHECK, outcome, annotations)
         # a shard's --json is the shard report `merge` reads, not the check's own
         also_write(files, Document.CHECK, outcome, skip="json" if part is not None else "")
         if part is not None:

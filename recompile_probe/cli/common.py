@@ -167,6 +167,45 @@ def check_format(document: Document, fmt: str) -> formats.Format:
 
 
 QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No progress on stderr.")
+#: CI systems that read findings from a step's output, by the format that writes them
+ANNOTATIONS = ("github",)
+ANNOTATIONS_OPTION = typer.Option(
+    None,
+    "--annotations",
+    metavar="CI",
+    help="Also print one annotation per finding (github: workflow commands) on the user's "
+    "line behind it: each recompile, broken budget, unserved size, rank divergence "
+    "(docs/ci.md).",
+)
+CODEQUALITY_OPTION = typer.Option(
+    None,
+    "--codequality",
+    metavar="FILE",
+    help="Write GitLab's Code Quality report (the same findings as JSON) here.",
+)
+
+
+def check_annotations(value: str | None) -> None:
+    if value is not None and value not in ANNOTATIONS:
+        raise UsageError(
+            f"--annotations: unknown CI {value!r}",
+            f"Choices: {', '.join(ANNOTATIONS)}. GitLab reads --codequality FILE.",
+        )
+
+
+def annotate(
+    document: Document, value: Any, which: str | None, stream: TextIO | None = None
+) -> None:
+    """The findings as ``which``'s annotations, after the report (stdout unless ``stream``)."""
+    if which is None:
+        return
+    from ..render.formats import render
+
+    stream = stream or sys.stdout
+    stream.write(render(document, which, value))
+    stream.flush()
+
+
 COVER_OPTION = typer.Option(
     None,
     "--cover",

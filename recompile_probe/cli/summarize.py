@@ -9,15 +9,20 @@ import typer
 
 from ..errors import ExitCode
 from .common import (
+    ANNOTATIONS_OPTION,
+    CODEQUALITY_OPTION,
     DEBUG_OPTION,
     Document,
+    annotate,
     app,
+    check_annotations,
     check_format,
     emit,
     errors_to_exit,
     format_option,
     over_budget,
     rank_gate,
+    writable,
 )
 
 
@@ -41,14 +46,21 @@ def summarize(
         "name, dedicated_log_torch_trace_rank_N_*.log) show a function compiled differently "
         "between ranks.",
     ),
+    annotations: Optional[str] = ANNOTATIONS_OPTION,
+    codequality: Optional[Path] = CODEQUALITY_OPTION,
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
         from ..commands.summarize import summarize as summarize_traces
 
         check_format(Document.FUNCTIONS, fmt)
+        check_annotations(annotations)
+        writable("--codequality", codequality)
         report = summarize_traces(trace, pattern)
         emit(Document.FUNCTIONS, report, fmt, output)
+        annotate(Document.FUNCTIONS, report, annotations)
+        if codequality is not None:
+            emit(Document.FUNCTIONS, report, "codequality", codequality)
         budget = over_budget(report, max_recompiles)
         if rank_gate(report, fail_on_rank_divergence) or budget:
             raise typer.Exit(int(ExitCode.BUDGET))

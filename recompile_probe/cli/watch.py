@@ -9,9 +9,13 @@ from typing import Optional
 import typer
 
 from .common import (
+    ANNOTATIONS_OPTION,
+    CODEQUALITY_OPTION,
     DEBUG_OPTION,
     Document,
+    annotate,
     app,
+    check_annotations,
     check_format,
     emit,
     err,
@@ -67,6 +71,8 @@ def watch(
         "(compiles, recompiles, failed compiles, recompile-limit hits or graphs), with the "
         "divergence summary on stderr. The program's own failure exit code still wins.",
     ),
+    annotations: Optional[str] = ANNOTATIONS_OPTION,
+    codequality: Optional[Path] = CODEQUALITY_OPTION,
     debug: bool = DEBUG_OPTION,
 ) -> None:
     with errors_to_exit(debug):
@@ -78,6 +84,8 @@ def watch(
 
         check_format(Document.FUNCTIONS, fmt)
         writable("--output", output)
+        writable("--codequality", codequality)
+        check_annotations(annotations)
         command = list(ctx.args)
         outcome = watch_mod.run(command, trace_dir_arg(trace_dir))
         report = watch_mod.report(command, outcome, pattern)
@@ -85,6 +93,10 @@ def watch(
             err.print(f"[yellow]warning:[/] {escape(warning)}")
         # stdout is the program's: the report goes to stderr
         emit(Document.FUNCTIONS, report, fmt, output, stream=sys.stderr, quiet=quiet)
+        # stderr too: the runner reads workflow commands from both streams
+        annotate(Document.FUNCTIONS, report, annotations, stream=sys.stderr)
+        if codequality is not None:
+            emit(Document.FUNCTIONS, report, "codequality", codequality, quiet=quiet)
         # The budget covers every process: a DataLoader worker's recompile is one too.
         whole = replace(report, functions=tuple(watch_mod.all_functions(report)))
         budget = over_budget(whole, max_recompiles)

@@ -65,6 +65,7 @@ class Format:
 
 _ALL = frozenset(Document)
 _NO_DIFF = _ALL - {Document.DIFF}
+_FINDINGS = frozenset({Document.REPORTS, Document.CHECK, Document.FUNCTIONS})
 
 FORMATS: tuple[Format, ...] = (
     Format("table", "terminal", _ALL, terminal=True),
@@ -76,6 +77,9 @@ FORMATS: tuple[Format, ...] = (
         "html",
         frozenset({Document.REPORTS, Document.CHECK, Document.EXPLAIN, Document.FUNCTIONS}),
     ),
+    # findings on the user's lines, for CI systems (analysis/findings.py)
+    Format("github", "github", _FINDINGS),
+    Format("codequality", "codequality", _FINDINGS),
 )
 _BY_NAME = {f.name: f for f in FORMATS}
 

@@ -1,0 +1,85 @@
+"""GitLab's Code Quality report from real runs: the fields its merge-request widget reads, on the
+same lines as the GitHub annotations, with fingerprints that stay put between two runs."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import jsonschema
+from typer.testing import CliRunner
+
+from helpers import PROGRAMS, ROOT
+from recompile_probe.cli import app
+
+SCENARIO = PROGRAMS / "annotations" / "serving.yaml"
+
+#: GitLab's documented fields of a Code Quality issue (docs: "Code Quality report format")
+ISSUE = {
+    "type": "object",
+    "required": ["description", "check_name", "fingerprint", "severity", "location"],
+    "properties": {
+        "description": {"type": "string", "minLength": 1},
+        "check_name": {"type": "string", "minLength": 1},
+        "fingerprint": {"type": "string", "minLength": 1},
+        "severity": {"enum": ["info", "minor", "major", "critical", "blocker"]},
+        "location": {
+            "type": "object",
+            "required": ["path", "lines"],
+            "properties": {
+                "path": {"type": "string", "minLength": 1},
+                "lines": {
+                    "type": "object",
+                    "required": ["begin"],
+                    "properties": {"begin": {"type": "integer", "minimum": 1}},
+                },
+            },
+        },
+    },
+}
+
+
+def _check(tmp_path, name):
+    out = tmp_path / f"{name}.json"
+    github = tmp_path / f"{name}.txt"
+    old = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        env = {
+            k: v for k, v in os.environ.items() if k not in ("GITHUB_WORKSPACE", "CI_PROJECT_DIR")
+        }
+        result = CliRunner().invoke(
+            app,
+            [
+                "check",
+                str(SCENARIO.relative_to(ROOT)),
+                "-q",
+                "--codequality",
+                str(out),
+                "--annotations",
+                "github",
+            ],
+            env=env,
+        )
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 1, result.output
+    github.write_text(result.output)
+    return json.loads(out.read_text()), result.output
+
+
+def test_the_report_has_gitlabs_fields_and_stable_unique_fingerprints(tmp_path):
+    first, annotations = _check(tmp_path, "a")
+    second, _ = _check(tmp_path, "b")
+    jsonschema.validate(first, {"type": "array", "items": ISSUE, "minItems": 1})
+    prints = [i["fingerprint"] for i in first]
+    assert len(set(prints)) == len(prints)
+    assert prints == [i["fingerprint"] for i in second]
+    # the same findings on the same lines as the annotations
+    places = {(i["location"]["path"], i["location"]["lines"]["begin"]) for i in first}
+    lines = [line for line in annotations.splitlines() if line.startswith("::")]
+    assert len(lines) == len(first)
+    for line in lines:
+        props = dict(p.split("=", 1) for p in line.split(" ", 1)[1].split("::")[0].split(","))
+        assert (props["file"], int(props["line"])) in places
+    assert {i["severity"] for i in first} == {"major"}  # every finding broke the budget

@@ -1,0 +1,204 @@
+"""GitHub annotations on real runs: each sits on the line the report's provenance names (the
+program's own markers and Dynamo's recompile log say which line that is), one per finding,
+escaped as GitHub's runner reads them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from helpers import PROGRAMS, ROOT
+from recompile_probe.cli import app
+from recompile_probe.records.finding import Finding, Kind, Severity
+from recompile_probe.render.github import command, escape_data, escape_property
+
+HERE = PROGRAMS / "annotations"
+PROGRAM = HERE / "serving.py"
+SCENARIO = HERE / "serving.yaml"
+_COMMAND = re.compile(r"^::(error|warning|notice) ([^:]*)::(.*)$")
+
+
+def _unescape(text: str) -> str:
+    for code, char in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
+        text = text.replace(code, char)
+    return text
+
+
+def parse(output: str) -> list[dict]:
+    """Workflow commands as the runner splits them: level, properties, message."""
+    out = []
+    for line in output.splitlines():
+        match = _COMMAND.match(line)
+        if match:
+            props = dict(p.split("=", 1) for p in match.group(2).split(","))
+            out.append(
+                {
+                    "level": match.group(1),
+                    **{k: _unescape(v) for k, v in props.items()},
+                    "message": _unescape(match.group(3)),
+                }
+            )
+    return out
+
+
+def markers(path: Path) -> dict[int, str]:
+    """line -> the recompile kind the program says starts there (``# recompile: kind``)."""
+    found = (re.search(r"# recompile: (\w+)$", line) for line in path.read_text().splitlines())
+    return {n: m.group(1) for n, m in enumerate(found, 1) if m}
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory):
+    """One real `check` of the scenario, from the repository root: stdout and its JSON report."""
+    out = tmp_path_factory.mktemp("check") / "report.json"
+    old = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        env = {
+            k: v for k, v in os.environ.items() if k not in ("GITHUB_WORKSPACE", "CI_PROJECT_DIR")
+        }
+        result = CliRunner().invoke(
+            app,
+            [
+                "check",
+                str(SCENARIO.relative_to(ROOT)),
+                "-q",
+                "--annotations",
+                "github",
+                "--json",
+                str(out),
+            ],
+            env=env,
+            terminal_width=200,
+        )
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 1, result.output
+    return result.output, json.loads(out.read_text())
+
+
+def test_each_recompile_annotation_sits_on_the_reports_provenance_line(checked):
+    output, data = checked
+    annotations = [a for a in parse(output) if "recompile (" in a["title"]]
+    program = str(PROGRAM.relative_to(ROOT))
+    # the report's own provenance: the first failing guard's user line of every recompile
+    lines = {
+        (e["reason_kind"], e["reason_origins"][0]["line"])
+        for run in data["runs"]
+        for e in run["compile_events"]
+        if e["recompile"]
+    }
+    assert {(a["title"].split("(")[1].split(")")[0], int(a["line"])) for a in annotations} == lines
+    assert all(a["file"] == program for a in annotations)
+    # and the program's own markers: the line each kind starts on
+    assert {int(a["line"]): a["title"].split("(")[1].split(")")[0] for a in annotations} == markers(
+        PROGRAM
+    )
+    # one annotation per line and kind, however many runs recompiled there
+    assert len(annotations) == len(lines)
+    loop = next(a for a in annotations if "python_scalar_change" in a["title"])
+    assert "serve / default" in loop["message"] and "serve / mark_dynamic" in loop["message"]
+
+
+def test_the_loops_line_is_the_one_dynamos_own_recompile_log_names(checked):
+    """Dynamo's log of the plain program (no tool) writes the user line beside the guard."""
+    env = {**os.environ, "TORCH_LOGS": "recompiles", "OMP_NUM_THREADS": "1"}
+    log = subprocess.run(
+        [sys.executable, str(PROGRAM)], capture_output=True, text=True, env=env, check=True
+    ).stderr
+    named = {int(n) for n in re.findall(r"serving\.py:(\d+) in step", log)}
+    assert named, log
+    loop = next(a for a in parse(checked[0]) if "python_scalar_change" in a["title"])
+    assert named == {int(loop["line"])}
+
+
+def test_a_broken_budget_sits_on_the_scenario_line_that_set_it(checked):
+    output, data = checked
+    budget = [a for a in parse(output) if "broken" in a["title"]]
+    assert len(budget) == 1
+    (violation,) = [v for run in data["runs"] for v in run["violations"]]
+    path, _, line = violation["source"].rpartition(":")
+    assert budget[0]["file"] == path and budget[0]["line"] == line
+    assert "max_recompiles:" in SCENARIO.read_text().splitlines()[int(line) - 1]
+    assert budget[0]["level"] == "error"
+    assert "max_recompiles: 2 > 0" in budget[0]["message"]
+
+
+def test_the_fix_the_run_measured_is_in_the_text_and_named_as_measured(checked):
+    output, data = checked
+    first = next(a for a in parse(output) if "static_size_change" in a["title"])
+    marked = next(r for r in data["runs"] if r["strategy"] == "mark_dynamic")
+    assert marked["calls"][1]["event"] == "hit"  # it did not recompile where default did
+    assert "Measured fix, in this report: mark_dynamic" in first["message"]
+    assert "torch._dynamo.mark_dynamic(x, 0)" in first["message"]
+
+
+def test_escaping_follows_the_runners_rules():
+    f = Finding(
+        Kind.RECOMPILE,
+        Severity.WARNING,
+        "dir,a/b:c%.py",
+        3,
+        "t: a, b%",
+        "50% of it\r\nnext: line, more",
+        "0",
+    )
+    assert command(f) == (
+        "::warning file=dir%2Ca/b%3Ac%25.py,line=3,title=t%3A a%2C b%25::"
+        "50%25 of it%0D%0Anext: line, more"
+    )
+    assert escape_data("a:b,c") == "a:b,c"  # the message keeps ':' and ','
+    assert escape_property("%0A") == "%250A"
+    (parsed,) = parse(command(f))
+    assert parsed["file"] == f.file and parsed["title"] == f.title
+    assert parsed["message"] == f.message
+
+
+def test_watch_annotates_on_stderr_the_lines_its_report_names(tmp_path):
+    out = tmp_path / "watch.json"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recompile_probe",
+            "watch",
+            "--annotations",
+            "github",
+            "-f",
+            "json",
+            "-o",
+            str(out),
+            "--",
+            sys.executable,
+            str(PROGRAM),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    annotations = parse(result.stderr)
+    assert parse(result.stdout) == []  # stdout is the program's
+    report = json.loads(out.read_text())
+    reasons = {(r["kind"], r["origin"]["line"]) for f in report["functions"] for r in f["reasons"]}
+    assert {
+        (a["title"].split("(")[1].split(")")[0], int(a["line"])) for a in annotations
+    } == reasons
+    assert {int(a["line"]) for a in annotations} == set(markers(PROGRAM))
+    assert all("not measured here" in a["message"] for a in annotations)
+
+
+def test_an_unknown_ci_is_a_usage_error():
+    result = CliRunner().invoke(app, ["check", str(SCENARIO), "--annotations", "gitlab"])
+    assert result.exit_code == 2
+    assert "--annotations: unknown CI 'gitlab'" in result.output
+    assert "--codequality" in result.output
