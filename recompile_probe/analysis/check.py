@@ -30,6 +30,8 @@ class Outcome:
     baseline_accepted: bool = False
     budgets_checked: int = 0
     interrupted: bool = False
+    #: saved reports judged instead of running their scenarios (check --reuse-reports)
+    reused: list[str] = field(default_factory=list)
 
     def violations(self) -> list[tuple[Report, Run, Violation]]:
         return [(rep, run, v) for rep in self.reports for run in rep.runs for v in run.violations]

@@ -102,6 +102,14 @@ def check(
         help="Run nothing: judge the budgets (and --baseline) on this "
         "saved report, e.g. merged shards. No torch needed.",
     ),
+    reuse_reports: Optional[Path] = typer.Option(
+        None,
+        "--reuse-reports",
+        metavar="DIR",
+        help="Judge a scenario on its saved report DIR/NAME.json where that report is newer "
+        "than the scenario file and than the files its compiles came from (same file, same "
+        "runs); run the others and save their reports there. The pre-commit hook's fast path.",
+    ),
     jobs: str = typer.Option(
         "1",
         "--jobs",
@@ -144,6 +152,10 @@ def check(
             scenarios, names, max_recompiles, cover=cover, no_recompile_in=no_recompile_in
         )
         part = _shard(loaded, shard, baseline, from_report)
+        if reuse_reports is not None and (part is not None or from_report is not None):
+            raise UsageError(
+                "--reuse-reports runs what it cannot reuse: not with --shard or --from-report"
+            )
         stored = None
         if baseline is not None and (baseline.exists() or not update_baseline):
             stored = read_reports(baseline)
@@ -174,10 +186,13 @@ def check(
                         runs=part.keys if part else None,
                         pool=pool,
                         cleared=environment if clean_env else None,
+                        reuse=reuse_reports,
                     )
             finally:
                 if pool is not None:
                     pool.close()
+        for path in outcome.reused:
+            err.print(f"reused {path} (newer than its scenario and the code it compiled)")
         emit(Document.CHECK, outcome, "table")
         annotate(Document.CHECK, outcome, annotations)
         # a shard's --json is the shard report `merge` reads, not the check's own

@@ -19,7 +19,7 @@ from ..records.run import Run
 from ..scenario import load as scenario_load
 from ..scenario.budgets import Budget
 from ..scenario.keys import ANY
-from ..scenario.model import Scenario
+from ..scenario.model import Scenario, coverage_ranges
 from ..scenario.overrides import cover_ranges, with_overrides
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
@@ -74,15 +74,25 @@ def run_check(
     runs: Collection[tuple[str, str, str]] | None = None,
     pool: Any = None,
     cleared: dict[str, str] | None = None,
+    reuse: Path | None = None,
 ) -> Outcome:
     """``runs``: only these (scenario name, sequence, strategy), e.g. a shard's; a scenario with
     none of them is left out. ``pool``: an ``execution.session.open_pool`` every scenario's runs
     share, its workers reused from one scenario to the next. ``cleared``: the inherited compile
-    settings `--clean-env` kept out (inside ``execution.session.clean_environment``)."""
+    settings `--clean-env` kept out (inside ``execution.session.clean_environment``).
+    ``reuse``: a folder of saved reports, one per scenario (``reused``); a scenario whose report
+    there is not reusable runs, and its report is saved there."""
     from ..execution import session
 
     outcome = Outcome(baseline_accepted=accept_baseline)
     for scenario in scenarios:
+        saved = reused(scenario, reuse) if reuse is not None else None
+        if saved is not None and reuse is not None:
+            judged, checked = judge(saved, scenario)
+            outcome.reports.append(judged)
+            outcome.budgets_checked += checked
+            outcome.reused.append(str(saved_path(scenario, reuse)))
+            continue
         try:
             report = _run_some(scenario, runs, on_start, on_run, pool)
         except ProbeError as exc:
@@ -90,6 +100,12 @@ def run_check(
             continue
         if report is None:
             continue
+        if reuse is not None and report.complete:
+            from ..artefacts import write_atomic
+            from ..records.report import to_json
+
+            reuse.mkdir(parents=True, exist_ok=True)
+            write_atomic(saved_path(scenario, reuse), to_json(report))
         if cleared is not None:
             report = session.cleared(report, cleared)
         report, checked = judge(report, scenario)
@@ -99,6 +115,46 @@ def run_check(
             outcome.interrupted = True
             break
     return compare(outcome, baseline, tolerance)
+
+
+def saved_path(scenario: Scenario, folder: Path) -> Path:
+    return folder / f"{scenario.name}.json"
+
+
+def reused(scenario: Scenario, folder: Path) -> Report | None:
+    """The scenario's saved report in ``folder`` where it still stands for a fresh run: written
+    from this very scenario file (its sha256), with the runs and coverage ranges it plans, and
+    newer than the file and than every source file its compiles and their user lines came
+    from. A change to code the compiled frames only call is not seen: the hook that uses this
+    says so (docs/ci.md)."""
+    from ..records.report import from_json
+
+    path = saved_path(scenario, folder)
+    try:
+        report = from_json(path.read_text(encoding="utf-8"), str(path))
+        written = path.stat().st_mtime
+    except (OSError, ReportError):
+        return None
+    if scenario.sha256 is None or report.scenario.sha256 != scenario.sha256 or not report.complete:
+        return None
+    plan = sorted(planned(scenario.points, scenario.strategies))
+    if plan != sorted(dict.fromkeys((r.sequence_name, r.strategy) for r in report.runs)):
+        return None
+    ranges = coverage_ranges(scenario)
+    if any((r.coverage.ranges if r.coverage else None) != ranges for r in report.runs):
+        return None
+    sources: set[str | None] = {scenario.path}
+    for run in report.runs:
+        for event in run.compile_events:
+            sources.add(event.filename)
+            sources.update(o.get("file") for o in event.reason_origins or () if o)
+    for source in sources:
+        try:
+            if source and Path(source).stat().st_mtime >= written:
+                return None
+        except OSError:
+            continue  # a frame of generated code, or a file since removed
+    return report
 
 
 def _run_some(
