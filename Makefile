@@ -32,12 +32,18 @@ test: install
 test-all: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# What CI runs before the tests: lint, format, types and the import contracts (pyproject.toml).
+# What CI runs before the tests: lint, format, types, the import contracts (pyproject.toml), and
+# the CI gate's files against their schemas.
 check: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/check-jsonschema -q --builtin-schema vendor.github-actions action.yml
+	$(BIN)/check-jsonschema -q --builtin-schema vendor.github-workflows examples/ci/github-*.yml
+	$(BIN)/check-jsonschema -q --builtin-schema vendor.gitlab-ci examples/ci/gitlab-ci.yml
+	$(BIN)/pre-commit validate-manifest .pre-commit-hooks.yaml
+	$(BIN)/pre-commit validate-config examples/ci/pre-commit-config.yaml
 
 bench: install
 	$(BIN)/python benchmarks/cli_overhead.py

@@ -230,3 +230,10 @@ def test_every_script_of_the_action_passes_shellcheck(tmp_path):
                 [str(SHELLCHECK), "-s", "bash", str(script)], capture_output=True, text=True
             )
             assert done.returncode == 0, f"{step['name']}:\n{done.stdout}"
+
+
+def test_the_docs_show_the_example_files_as_they_are():
+    """docs/ci.md's recipes are examples/ci/ word for word (CI validates those files)."""
+    docs = (ROOT / "docs" / "ci.md").read_text()
+    for example in sorted((ROOT / "examples" / "ci").iterdir()):
+        assert example.read_text().strip() in docs, example.name

@@ -260,7 +260,10 @@ def _recompile_text(r: Recompile, event: CompileEvent | None, run: Run) -> str:
         lines += [f"    {line}" for line in fix.change or ("(no code change)",)]
         lines += [f"    {line}  # not measured" for line in fix.advice]
     elif r.no_fix_why:
-        lines.append(f"No strategy of this run removed it: {r.no_fix_why}")
+        why = r.no_fix_why.replace(" (the line below)", "")
+        lines.append(f"No strategy of this run removed it: {why}")
+    if r.specialization:
+        lines.append(r.specialization)
     return "\n".join(lines)
 
 

@@ -235,7 +235,8 @@ def test_render_of_a_watch_report_and_its_mistakes(tmp_path):
     assert markdown.exit_code == 0, markdown.output
     assert "| mod.fn_3<x> |" in markdown.output and "python train.py" in markdown.output
     junit = runner.invoke(app, ["render", str(saved), "-f", "junit"])
-    assert junit.exit_code == 2 and "Formats: table, json, markdown, html, github, codequality." in junit.output
+    assert junit.exit_code == 2
+    assert "Formats: table, json, markdown, html, github, codequality." in junit.output
     newer = tmp_path / "newer.json"
     newer.write_text(saved.read_text().replace('"schema_version": 1', '"schema_version": 9', 1))
     refused = runner.invoke(app, ["render", str(newer)])
