@@ -369,11 +369,13 @@ def of_functions(report: WatchReport, base: Path | None = None) -> tuple[Finding
                 reason.count,
             )
     for d in report.rank_divergence or ():
+        # the user line behind the first compile where the ranks part, else the function's
         own = found.relative(d.filename)
+        place = found.where(d.first.origin if d.first is not None else None)
         found.add(
             Kind.RANK_DIVERGENCE,
             Severity.ERROR,
-            (own, d.line if own else None),
+            place if place[0] is not None else (own, d.line if own else None),
             f"recompile-probe: ranks compiled {d.function} differently",
             d.risk,
             (d.function,),

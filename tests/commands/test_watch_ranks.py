@@ -8,6 +8,7 @@ writes them, grouped by frame, to truth_rank_N.json). One launch per mode, check
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import PROGRAMS
+from helpers import PROGRAMS, ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -252,3 +253,29 @@ def test_the_saved_report_reads_back_and_re_renders(diverge):
     table = subprocess.run([*CLI, "render", str(saved)], capture_output=True, text=True, timeout=60)
     assert table.returncode == 0, table.stderr
     assert "rank 1 recompiled `step`" in table.stdout
+
+
+def test_each_divergence_is_one_annotation_where_the_ranks_part(diverge):
+    """The annotation of each diverging function sits on the user line behind the first
+    compile where the ranks part (the program's `return (x * 2).sum()` for `step`, whose line
+    the test above holds to the program), else on the function's own line."""
+    tmp, _, report = diverge
+    result = subprocess.run(
+        [*CLI, "render", str(tmp / "watch.json"), "-f", "github"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if k != "GITHUB_WORKSPACE"},
+    )
+    assert result.returncode == 0, result.stderr
+    parted = [line for line in result.stdout.splitlines() if "ranks compiled" in line]
+    by_name = {d["function"]: d for d in report["rank_divergence"]}
+    assert len(parted) == len(by_name) == 2
+    program = str(PROGRAM.relative_to(ROOT))
+    for name, d in by_name.items():
+        (line,) = [p for p in parted if f"ranks compiled {name} differently" in p]
+        origin = (d["first"] or {}).get("origin")
+        expected = origin["line"] if origin else d["line"]
+        assert line.startswith(f"::error file={program},line={expected},"), line
+    step = next(p for p in parted if "compiled step differently" in p)
+    assert f"line={_line_of('return (x * 2).sum()')}," in step

@@ -202,3 +202,37 @@ def test_an_unknown_ci_is_a_usage_error():
     assert result.exit_code == 2
     assert "--annotations: unknown CI 'gitlab'" in result.output
     assert "--codequality" in result.output
+
+
+def test_an_unserved_size_is_an_error_on_the_line_behind_its_guard(tmp_path, monkeypatch):
+    """The seed op driven 4 -> 8 under default: B = 1 recompiles, the budget over [1, 4096]
+    breaks, and the annotation sits on the user line the report names for that guard."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "check",
+            "configs/coverage.yaml",
+            "-q",
+            "-s",
+            "default",
+            "--no-recompile-in",
+            "B=1..4096",
+            "--annotations",
+            "github",
+            "--json",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 1, result.output
+    (run,) = json.loads(out.read_text())["runs"]
+    miss = run["coverage"]["unserved"][0]
+    (unserved,) = [a for a in parse(result.output) if "B = 1 recompiles" in a["title"]]
+    assert unserved["level"] == "error"
+    assert (unserved["file"], int(unserved["line"])) == (
+        str(Path(miss["origin"]["file"]).relative_to(ROOT)),
+        miss["origin"]["line"],
+    )
+    assert miss["guard"] in unserved["message"]
