@@ -265,6 +265,48 @@ def test_outside_a_marks_declared_range_the_compile_raises():
         assert raised is raises, size
 
 
+def test_outside_mark_dynamics_declared_range_a_marked_call_raises():
+    """mark_dynamic(min=4, max=8): the entry serves 4..8, and a call marked the same way
+    outside it raises (2.13 and 2.15, where the entry also refuses another range)."""
+    extra = textwrap.dedent(
+        """\
+        custom_strategies:
+          dynamic_4_8: {mark: dynamic, mark_options: {min: 4, max: 8}}
+        """
+    )
+    target, factory, dims = KINDS["compare_sum"]
+    scenario = _scenario(target, factory, dims, ["dynamic_4_8"], extra=extra)
+    coverage = run_scenario(scenario).runs[0].coverage
+    assert coverage.served == ({"B": (4, 8)},)
+    assert {u.sizes["B"]: u.outcome for u in coverage.unserved} == {
+        (0, 3): "raises",
+        (9, 4096): "raises",
+    }
+    torch._dynamo.reset()
+    counter = CompileCounter()
+    fn = torch.compile(cases.compare_sum, backend=counter)
+
+    def call(size):
+        args = getattr(cases, factory)(size)
+        for t in args:
+            torch._dynamo.mark_dynamic(t, 0, min=4, max=8)
+        fn(*args)
+
+    for size in (4, 8):  # the sequence, as the plain program runs it
+        call(size)
+    for size in (5, 3, 9, 6, 4096, 0):
+        before = counter.frame_count
+        try:
+            call(size)
+            raised = False
+        except Exception:  # noqa: BLE001
+            raised = True
+        served = bool(coverage.covers({"B": (size, size)}))
+        assert raised is not served, size
+        if served:  # and without a compile
+            assert counter.frame_count == before, size
+
+
 def test_two_symbols_are_decided_as_boxes():
     scenario = loads(
         textwrap.dedent(
