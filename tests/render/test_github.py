@@ -236,3 +236,31 @@ def test_an_unserved_size_is_an_error_on_the_line_behind_its_guard(tmp_path, mon
         miss["origin"]["line"],
     )
     assert miss["guard"] in unserved["message"]
+
+
+def test_summarize_annotates_a_trace_where_its_report_says(tmp_path):
+    """A TORCH_TRACE of the plain program: summarize's annotations and Code Quality issues sit
+    on the lines its own report gives each recompile reason."""
+    traces = tmp_path / "traces"
+    env = {**os.environ, "TORCH_TRACE": str(traces), "OMP_NUM_THREADS": "1"}
+    env.pop("GITHUB_WORKSPACE", None)
+    subprocess.run([sys.executable, str(PROGRAM)], env=env, check=True, capture_output=True)
+    quality, report = tmp_path / "cq.json", tmp_path / "s.json"
+    cli = [sys.executable, "-m", "recompile_probe", "summarize", str(traces)]
+    shown = subprocess.run(
+        [*cli, "--annotations", "github", "--codequality", str(quality)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    subprocess.run([*cli, "-f", "json", "-o", str(report)], cwd=ROOT, env=env, check=True)
+    functions = json.loads(report.read_text())["functions"]
+    lines = {(r["origin"] or {}).get("line") or f["line"] for f in functions for r in f["reasons"]}
+    annotations = parse(shown.stdout)
+    assert annotations and {int(a["line"]) for a in annotations} == lines
+    issues = json.loads(quality.read_text())
+    assert sorted(i["location"]["lines"]["begin"] for i in issues) == sorted(
+        int(a["line"]) for a in annotations
+    )
