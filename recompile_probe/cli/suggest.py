@@ -11,7 +11,6 @@ from typing import Any, Optional
 import typer
 from rich.markup import escape
 
-from ..analysis.verdicts import plural
 from ..artefacts import Artefacts, append_step_summary
 from ..errors import UsageError
 from .common import (
@@ -244,4 +243,6 @@ def _progress(quiet: bool, time_limit: float | None) -> Iterator[tuple[Any, Any,
         on_terminal = shown.on_terminal
     if on_terminal:  # what stays once the bar is gone
         spent = time.monotonic() - count.started
+        from ..analysis.verdicts import plural
+
         err.print(f"suggest: {plural(count.measured, 'candidate')} measured in {spent:.0f} s")

@@ -22,11 +22,17 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Union
 
 from ..records.report import Environment, run_from_dict
 from ..records.run import Run
 from . import protocol
 
+if TYPE_CHECKING:
+    from . import warm
+
+#: A worker: a fresh interpreter, or one forked from the warm server (warm.Forked)
+Handle = Union["subprocess.Popen[bytes]", "warm.Forked"]
 #: How long a worker's process group gets between SIGTERM and SIGKILL.
 GRACE_S = 2.0
 #: How often the parent looks for newly finished runs (and at the clock, for --timeout).
@@ -52,9 +58,7 @@ class WorkerProcess:
     """One worker process, and how much of its output the parent has consumed. ``debug``: its
     stderr is relayed to ours at every read and stop (--debug)."""
 
-    def __init__(
-        self, label: str, proc: subprocess.Popen, out: Path, err: Path, debug: bool = False
-    ) -> None:
+    def __init__(self, label: str, proc: Handle, out: Path, err: Path, debug: bool = False) -> None:
         self.label, self.proc, self.out, self.err, self.debug = label, proc, out, err, debug
         self.out_offset = self.err_offset = 0
         #: complete records read but not handed over yet: a Ctrl-C between two hand-overs must
@@ -159,15 +163,36 @@ def start(
 ) -> WorkerProcess:
     """Start ``python -m recompile_probe.execution.worker`` (or ``module``, which speaks the same
     protocol) in ``folder`` (its job file, output records and stderr live there), ready for job
-    lines on its standard input; ``env`` is added to ours, ``job_extra`` to its job file."""
+    lines on its standard input; ``env`` is added to ours, ``job_extra`` to its job file. It is
+    forked from this command's warm server where that gives what a fresh interpreter would
+    (warm.py), else it is one; its job file says which (``start``), and why not forked."""
+    from . import warm
+
     job, out, err = folder / "job.json", folder / "runs.jsonl", folder / "stderr.txt"
-    job.write_text(json.dumps({"debug": debug, "parent": os.getpid(), **(job_extra or {})}))
     env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    why = warm.why_not(env)
+    server = warm.server() if why is None else None
+    if why is None and server is None:
+        why = warm.why_not(env)
+    args = [str(job), str(out)]
+
+    def job_file(parent: int, how: str) -> None:
+        job.write_text(
+            json.dumps({"debug": debug, "parent": parent, "start": how, **(job_extra or {})})
+        )
+
+    if server is not None:
+        job_file(server.proc.pid, warm.FORKED_WORDS)  # a forked worker's parent is the server
+        try:
+            return WorkerProcess(label, server.start(module, args, env, err), out, err, debug)
+        except OSError as exc:
+            why = f"the warm server could not fork it ({exc})"
+    job_file(os.getpid(), f"fresh interpreter: {why}")
     with open(err, "wb") as err_file:
         # Its own session: the terminal's Ctrl-C reaches only us (we decide what the worker
         # loses), and killpg reaches everything the worker started.
         proc = subprocess.Popen(
-            [sys.executable, "-m", module, str(job), str(out)],
+            [sys.executable, "-m", module, *args],
             stdin=subprocess.PIPE,
             stdout=err_file,
             stderr=err_file,
@@ -201,7 +226,7 @@ def bind_to_parent(parent: int | None) -> None:
         os._exit(1)
 
 
-def kill_group(proc: subprocess.Popen, grace: float = GRACE_S) -> None:
+def kill_group(proc: Handle, grace: float = GRACE_S) -> None:
     """SIGTERM the process group ``proc`` leads, SIGKILL whatever is left after ``grace``
     seconds, and reap ``proc``. Its members may have outlived it (orphans keep the group)."""
     if not hasattr(os, "killpg"):  # no process groups (Windows): the worker alone

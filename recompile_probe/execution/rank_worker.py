@@ -40,7 +40,9 @@ def main(job_path: str, out_path: str) -> int:
             out.write(json.dumps(protocol.fatal(error, None)) + "\n")
         return 0
     try:
-        return worker.serve(out_path, bool(job.get("debug")), before_run=barrier)
+        return worker.serve(
+            out_path, bool(job.get("debug")), before_run=barrier, start=job.get("start")
+        )
     finally:
         close_group()
 

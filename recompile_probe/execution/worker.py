@@ -32,7 +32,7 @@ from . import processes, protocol
 def main(job_path: str, out_path: str) -> int:
     job = json.loads(open(job_path).read())
     processes.bind_to_parent(job.get("parent"))
-    return serve(out_path, bool(job.get("debug")))
+    return serve(out_path, bool(job.get("debug")), start=job.get("start"))
 
 
 def _job_stream() -> TextIO:
@@ -46,9 +46,15 @@ def _job_stream() -> TextIO:
     return os.fdopen(private, "r", encoding="utf-8")
 
 
-def serve(out_path: str, debug: bool, before_run: Callable[[], None] | None = None) -> int:
+def serve(
+    out_path: str,
+    debug: bool,
+    before_run: Callable[[], None] | None = None,
+    start: str | None = None,
+) -> int:
     """``before_run``: called before each job (a rank process waits there for the other ranks,
-    so that every rank starts each strategy together)."""
+    so that every rank starts each strategy together); ``start``: how this worker started, for
+    the environment record."""
     jobs = _job_stream()
     started = time.perf_counter()
     from ..records.environment import current
@@ -59,7 +65,13 @@ def serve(out_path: str, debug: bool, before_run: Callable[[], None] | None = No
     with open(out_path, "a", encoding="utf-8") as out:
         emit = _emitter(out)
         emit({"ready": {"import_s": round(time.perf_counter() - started, 4)}})
-        emit({"environment": dataclasses.asdict(current(config=changed_config()))})
+        emit(
+            {
+                "environment": dataclasses.asdict(
+                    current(config=changed_config(), worker_start=start)
+                )
+            }
+        )
         for line in jobs:
             if not line.strip():
                 continue
@@ -74,7 +86,13 @@ def serve(out_path: str, debug: bool, before_run: Callable[[], None] | None = No
                 if ready is None:
                     ready = prepared[key] = Prepared(scenario, debug)
                     # the target's import may set compile config itself: in force from now
-                    emit({"environment": dataclasses.asdict(current(config=changed_config()))})
+                    emit(
+                        {
+                            "environment": dataclasses.asdict(
+                                current(config=changed_config(), worker_start=start)
+                            )
+                        }
+                    )
                     while len(prepared) > protocol.KEEP_PREPARED:
                         prepared.popitem(last=False)
                 prepared.move_to_end(key)

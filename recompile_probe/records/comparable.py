@@ -57,16 +57,21 @@ def without_timings(data: object) -> object:
     return data
 
 
+#: fields that say which process made a report, not what it measured
+_PROCESS_FIELDS = frozenset({"trace_file", "worker_start"})
+
+
 def comparable(data: object) -> object:
     """``without_timings``, with ADDRESS numbers replaced by ``<id>``, REPR_ADDRESS ones by
-    ``<addr>``, INSTALLED_GLOBAL counters by ``<n>`` and ``trace_file`` left out: what must be
+    ``<addr>``, INSTALLED_GLOBAL counters by ``<n>``, and ``trace_file`` and the environment's
+    ``worker_start`` (a worker forked or started fresh) left out: what must be
     equal between two runs of one scenario in different processes or after different histories
     (``--jobs N`` against ``--isolate process``, merged shards against the unsharded report)."""
     data = without_timings(data)
 
     def mask(value: object) -> object:
         if isinstance(value, dict):
-            return {k: mask(v) for k, v in value.items() if k != "trace_file"}
+            return {k: mask(v) for k, v in value.items() if k not in _PROCESS_FIELDS}
         if isinstance(value, list):
             return [mask(v) for v in value]
         if not isinstance(value, str):

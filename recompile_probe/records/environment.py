@@ -35,10 +35,12 @@ def current(
     torch: str | None = None,
     python: str | None = None,
     config: Mapping[str, str] | None = None,
+    worker_start: str | None = None,
 ) -> Environment:
     """This process's environment; ``torch`` and ``python`` as another process reported them
     (a watched program may run another interpreter than the tool's); ``config``: the changed
-    torch configs where the caller could read them (torch_compat.settings.changed_config)."""
+    torch configs where the caller could read them (torch_compat.settings.changed_config);
+    ``worker_start``: how this worker process started (Environment.worker_start)."""
     if torch is None and "torch" in sys.modules:  # the imported build is the truth (a source build)
         torch = getattr(sys.modules["torch"], "__version__", None)
     if torch is None:
@@ -47,7 +49,13 @@ def current(
         except metadata.PackageNotFoundError:
             torch = None
     settings = {**compile_variables(), **(config or {})}
-    return Environment(torch, python or platform.python_version(), platform.platform(), settings)
+    return Environment(
+        torch,
+        python or platform.python_version(),
+        platform.platform(),
+        settings,
+        worker_start=worker_start,
+    )
 
 
 def cleaned(env: Environment, inherited: Mapping[str, str]) -> Environment:
@@ -59,4 +67,5 @@ def cleaned(env: Environment, inherited: Mapping[str, str]) -> Environment:
         env.platform,
         {},
         {**inherited, **env.compile_settings, **env.cleared_settings},
+        env.worker_start,
     )

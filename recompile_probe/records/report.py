@@ -38,6 +38,9 @@ class Environment:
     compile_settings: dict[str, str] = field(default_factory=dict)
     #: the inherited settings `--clean-env` kept out of the runs (same form); {} without it
     cleared_settings: dict[str, str] = field(default_factory=dict)
+    #: how the runs' worker processes started: "forked from a warm server", or "fresh
+    #: interpreter: <why not forked>"; None where the runs ran in the tool's own process
+    worker_start: str | None = None
 
 
 @dataclass(frozen=True)

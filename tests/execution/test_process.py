@@ -60,10 +60,11 @@ def test_inline_and_process_produce_identical_counts(write_scenario):
 
 
 def test_timeout_becomes_status_error(write_scenario):
-    path = write_scenario("""
+    # a compile per size (static): seconds of work, whose worker starts in milliseconds
+    path = write_scenario(f"""
         target: logprobs.count_greater_than
-        sequences: {rl: [1, 2]}
-        strategies: [default]
+        sequences: {{rl: {list(range(1, 41))}}}
+        strategies: [static]
     """)
     report = run_scenario(load(path), isolate="process", timeout=0.5)
     (run,) = report.runs

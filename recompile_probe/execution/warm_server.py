@@ -1,0 +1,214 @@
+"""The warm server (``python -m recompile_probe.execution.warm_server FD``): one process per
+command that imports torch and the worker's modules once, then forks every worker from that
+state on request (warm.py is the parent's side).
+
+It runs no tensor op and compiles nothing, so a forked worker starts from the Dynamo state a
+fresh interpreter has: no cache entry, no counter moved, no thread pool started. The child
+then becomes what ``python -m MODULE ARGS`` would have been: its own session and process group,
+the job pipe on stdin and its stderr file on stdout and stderr, the parent's working directory
+and environment as of the request, ``sys.argv`` and ``sys.path[0]`` as ``-m`` sets them, a
+fresh seed for ``random``; then the module runs as ``__main__``.
+
+Protocol on the inherited SOCK_SEQPACKET socket, one JSON message per packet: in, ``{"module",
+"args", "cwd", "env"}`` with two descriptors (the job pipe's read end, the stderr file); out,
+``{"ready": import_s}`` once, ``{"pid": n}`` per request, ``{"exit": pid, "code": rc}`` when a
+child ends (``rc`` as ``subprocess`` gives it: ``-signal`` when killed). When the parent's end
+closes, every child's process group is sent SIGTERM and the server exits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import time
+
+#: What a worker imports before its first job, loaded once here.
+PRELOAD = (
+    "torch",
+    "recompile_probe.execution.worker",
+    "recompile_probe.execution.rank_worker",
+    "recompile_probe.execution.inline",
+    "recompile_probe.records.environment",
+    "recompile_probe.torch_compat.settings",
+)
+#: The backends whose first compile a scout child makes, so that the server imports what that
+#: compile imports (a first compile imports some 450 modules: 0.3 s of each worker's warm-up).
+SCOUTED_BACKENDS = ("eager", "aot_eager")
+#: How often children are reaped when no message comes.
+REAP_S = 0.05
+
+
+def send(sock: socket.socket, record: dict) -> None:
+    sock.send(json.dumps(record).encode("utf-8"))
+
+
+def main(fd: int) -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    sock = socket.socket(fileno=fd)
+    started = time.perf_counter()
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    from ..torch_compat.settings import changed_config
+
+    changed_config()  # reads configs only; what it imports, every worker imports first
+    for name in _scout():
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a module made at run time, not importable by name
+            pass
+    # What is alive now lives as long as every worker: moved out of the collector's reach, a
+    # child's collections neither walk it (half of a first run's time) nor copy its pages.
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    send(sock, {"ready": round(time.perf_counter() - started, 4)})
+    children: set[int] = set()
+    while True:
+        readable, _, _ = select.select([sock], [], [], REAP_S)
+        _reap(sock, children)
+        if not readable:
+            continue
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 2)
+        except OSError:
+            data, fds = b"", []
+        if not data:  # the parent is gone or done: nothing of ours outlives it
+            for pid in children:
+                try:
+                    os.killpg(pid, signal.SIGTERM)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            return 0
+        request = json.loads(data)
+        pid = os.fork()
+        if pid == 0:
+            _child(sock, request, fds)  # never returns
+        for descriptor in fds:
+            os.close(descriptor)
+        children.add(pid)
+        send(sock, {"pid": pid})
+
+
+def _scout() -> list[str]:
+    """The modules a worker's warm-up compile imports, in the order it imports them, found by a
+    child that compiles (the server itself never runs a tensor op, so that forking it stays
+    safe) and reports them before it exits."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            before = set(sys.modules)
+            from ..probe.run import warm_up
+
+            for backend in SCOUTED_BACKENDS:
+                warm_up(backend)
+            _dynamic_compile()
+            names = [name for name in sys.modules if name not in before]
+            with os.fdopen(write, "w", encoding="utf-8") as out:
+                json.dump(names, out)
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, encoding="utf-8") as found:
+        text = found.read()
+    os.waitpid(pid, 0)
+    try:
+        return list(json.loads(text))
+    except ValueError:  # the scout failed: each worker imports them itself, as a fresh one does
+        return []
+
+
+def _dynamic_compile() -> None:
+    """A compile over a marked dim, as most strategies make: it imports the symbolic-shape side
+    (sympy's solvers, value ranges) that a static warm-up leaves out."""
+    import torch
+
+    from ..probe.run import reset_dynamo
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        return (x * 2).sum(-1)
+
+    fn = torch.compile(step, backend="eager")
+    for size in (2, 3):
+        x = torch.ones(size, 4)
+        torch._dynamo.mark_dynamic(x, 0)
+        fn(x)
+    fn(torch.ones(5, 4))
+    reset_dynamo()
+
+
+def _reap(sock: socket.socket, children: set[int]) -> None:
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        children.discard(pid)
+        code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        try:
+            send(sock, {"exit": pid, "code": code})
+        except OSError:
+            pass
+
+
+def _child(sock: socket.socket, request: dict, fds: list[int]) -> None:
+    """Become ``python -m MODULE ARGS`` in the request's directory and environment."""
+    code = 1
+    try:
+        sock.close()
+        os.setsid()
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        stdin, err = fds
+        os.dup2(stdin, 0)
+        os.dup2(err, 1)
+        os.dup2(err, 2)
+        os.close(stdin)
+        os.close(err)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        import random
+        import runpy
+
+        random.seed()
+        sys.argv = [request["module"], *request["args"]]
+        sys.path[0] = request["cwd"]
+        from . import warm
+
+        warm.FORKED = True
+        try:
+            runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException:  # noqa: BLE001 - a fresh interpreter prints it and exits 1
+            import traceback
+
+            traceback.print_exc()
+            code = 1
+        import atexit
+
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001
+                pass
+    finally:
+        os._exit(code)
+
+
+if __name__ == "__main__":
+    sys.exit(main(int(sys.argv[1])))
