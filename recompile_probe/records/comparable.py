@@ -26,6 +26,7 @@ TIMING_FIELDS = frozenset(
         "eager_min_us",
         "eager_noisy",  # min against median, as steady_state_noisy
         "guard_check_us",
+        "seconds",  # coverage: the decision's wall time
     }
 )
 
