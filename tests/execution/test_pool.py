@@ -53,6 +53,7 @@ DOCUMENTED_TIMINGS = {
     "eager_min_us",
     "eager_noisy",
     "guard_check_us",
+    "seconds",  # "coverage's `seconds`"
 }
 
 
@@ -72,13 +73,15 @@ def test_timing_fields_are_what_differs_between_two_identical_runs():
     """The fields left out are the documented wall-clock figures and nothing else: two inline
     runs of the same scenario differ in no other field, the mask removes exactly those, and
     every one of them is in the JSON."""
-    scenario = with_overrides(load(None), strategies=["default"], sequence=[1, 2, 8])
+    scenario = with_overrides(
+        load(None), strategies=["default"], sequence=[1, 2, 8], cover="B=1..64"
+    )
     first, second = (json.loads(to_json(run_scenario(scenario))) for _ in range(2))
     assert _documented_timings_out(first) == _documented_timings_out(second)
     assert without_timings(first) == _documented_timings_out(first)
     run = first["runs"][0]
     assert run["compiles"] >= 1 and run["recompiles"] >= 1 and run["graphs"] >= 1  # not vacuous
-    present = set(run) | set(run["calls"][0]) | set(run["compile_events"][0])
+    present = set(run) | set(run["calls"][0]) | set(run["compile_events"][0]) | set(run["coverage"])
     assert TIMING_FIELDS <= present, TIMING_FIELDS - present
 
 

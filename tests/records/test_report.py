@@ -65,6 +65,7 @@ def test_json_carries_the_contract_fields():
         "platform",
         "compile_settings",
         "cleared_settings",
+        "worker_start",
     }
     assert set(data["scenario"]) == {"name", "path", "sha256"}
     run = data["runs"][0]
