@@ -36,7 +36,7 @@ Handle = Union["subprocess.Popen[bytes]", "warm.Forked"]
 #: How long a worker's process group gets between SIGTERM and SIGKILL.
 GRACE_S = 2.0
 #: How often the parent looks for newly finished runs (and at the clock, for --timeout).
-POLL_S = 0.05
+POLL_S = 0.01
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ closes, every child's process group is sent SIGTERM and the server exits.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -38,8 +39,8 @@ PRELOAD = (
 #: The backends whose first compile a scout child makes, so that the server imports what that
 #: compile imports (a first compile imports some 450 modules: 0.3 s of each worker's warm-up).
 SCOUTED_BACKENDS = ("eager", "aot_eager")
-#: How often children are reaped when no message comes.
-REAP_S = 0.05
+#: How often children are reaped when neither a message nor a child's exit wakes the server.
+REAP_S = 0.5
 
 
 def send(sock: socket.socket, record: dict) -> None:
@@ -52,12 +53,14 @@ def main(fd: int) -> int:
     started = time.perf_counter()
     import importlib
 
+    importlib.import_module("torch")
+    scout = _scout()  # side by side with what follows, on a second core
     for name in PRELOAD:
         importlib.import_module(name)
     from ..torch_compat.settings import changed_config
 
     changed_config()  # reads configs only; what it imports, every worker imports first
-    for name in _scout():
+    for name in _found(*scout):
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a module made at run time, not importable by name
@@ -68,12 +71,21 @@ def main(fd: int) -> int:
 
     gc.collect()
     gc.freeze()
+    # a child's exit wakes the loop at once: its parent learns of it without a poll's delay
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     send(sock, {"ready": round(time.perf_counter() - started, 4)})
     children: set[int] = set()
     while True:
-        readable, _, _ = select.select([sock], [], [], REAP_S)
+        readable, _, _ = select.select([sock.fileno(), wake_read], [], [], REAP_S)
+        if wake_read in readable:
+            with contextlib.suppress(BlockingIOError):
+                os.read(wake_read, 4096)
         _reap(sock, children)
-        if not readable:
+        if sock.fileno() not in readable:
             continue
         try:
             data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 2)
@@ -89,6 +101,9 @@ def main(fd: int) -> int:
         request = json.loads(data)
         pid = os.fork()
         if pid == 0:
+            signal.set_wakeup_fd(-1)
+            os.close(wake_read)
+            os.close(wake_write)
             _child(sock, request, fds)  # never returns
         for descriptor in fds:
             os.close(descriptor)
@@ -96,18 +111,25 @@ def main(fd: int) -> int:
         send(sock, {"pid": pid})
 
 
-def _scout() -> list[str]:
-    """The modules a worker's warm-up compile imports, in the order it imports them, found by a
-    child that compiles (the server itself never runs a tensor op, so that forking it stays
-    safe) and reports them before it exits."""
+def _scout() -> tuple[int, int]:
+    """Fork a child that imports what a worker imports before its first job and makes the
+    first compiles a worker's warm-up makes, then reports the modules it imported, in order
+    (the server itself never runs a tensor op, so that forking it stays safe): (its pid, the
+    pipe to read)."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read)
         try:
             before = set(sys.modules)
-            from ..probe.run import warm_up
+            import importlib
 
+            for name in PRELOAD:
+                importlib.import_module(name)
+            from ..probe.run import warm_up
+            from ..torch_compat.settings import changed_config
+
+            changed_config()
             for backend in SCOUTED_BACKENDS:
                 warm_up(backend)
             _dynamic_compile()
@@ -117,6 +139,10 @@ def _scout() -> list[str]:
         finally:
             os._exit(0)
     os.close(write)
+    return pid, read
+
+
+def _found(pid: int, read: int) -> list[str]:
     with os.fdopen(read, encoding="utf-8") as found:
         text = found.read()
     os.waitpid(pid, 0)
