@@ -13,15 +13,19 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
-import typer
-from rich.console import Console
-from rich.markup import escape
+from . import lazy_rich
 
-from ..artefacts import Artefacts, writable, write_atomic  # noqa: F401  (re-exported)
-from ..errors import ExitCode, ProbeError, UsageError
-from ..render import formats
-from ..render.formats import Document
-from ..version import __version__
+lazy_rich.defer()  # before typer's help renderer is first imported
+
+import typer  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.markup import escape  # noqa: E402
+
+from ..artefacts import Artefacts, writable, write_atomic  # noqa: F401,E402  (re-exported)
+from ..errors import ExitCode, ProbeError, UsageError  # noqa: E402
+from ..render import formats  # noqa: E402
+from ..render.formats import Document  # noqa: E402
+from ..version import __version__  # noqa: E402
 
 app = typer.Typer(
     name="recompile-probe",
