@@ -3,7 +3,7 @@
 The suite (written to a temporary folder) is built on torch._dynamo.test_case.TestCase, each test
 compiling a small function for three sizes (3 compiles, 2 recompiles). The whole process is timed,
 plain and under `recompile-probe watch -q -f json -o FILE`, runs interleaved so drift hits both
-alike. Prints the medians, CPU time beside wall time, and their ratio (target: watch <= 1.05x).
+alike. Prints the medians, CPU time beside wall time, and their ratio (target: watch <= 1.03x).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/watch_suite.py [--runs 5] [--tests 100]
 """
@@ -86,7 +86,7 @@ def main() -> None:
         )
     ratio = statistics.median(s[0] for s in watch) / statistics.median(s[0] for s in plain)
     cpu_ratio = statistics.median(s[1] for s in watch) / statistics.median(s[1] for s in plain)
-    print(f"ratio watch / plain: {ratio:.3f} wall, {cpu_ratio:.3f} CPU (target <= 1.05)")
+    print(f"ratio watch / plain: {ratio:.3f} wall, {cpu_ratio:.3f} CPU (target <= 1.03)")
 
 
 if __name__ == "__main__":
