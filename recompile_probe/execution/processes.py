@@ -187,6 +187,7 @@ def start(
             return WorkerProcess(label, server.start(module, args, env, err), out, err, debug)
         except OSError as exc:
             why = f"the warm server could not fork it ({exc})"
+            warm.give_up(why)
     job_file(os.getpid(), f"fresh interpreter: {why}")
     with open(err, "wb") as err_file:
         # Its own session: the terminal's Ctrl-C reaches only us (we decide what the worker

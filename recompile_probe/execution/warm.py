@@ -222,6 +222,14 @@ def server() -> Server | None:
     return _server
 
 
+def give_up(reason: str) -> None:
+    """The server failed mid-command: every later worker of this process starts fresh, saying
+    ``reason``."""
+    global _failed
+    shutdown()
+    _failed = reason
+
+
 def shutdown() -> None:
     global _server
     if _server is not None:

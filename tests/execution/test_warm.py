@@ -4,6 +4,7 @@ started, fall back to a fresh interpreter where forking could differ, and leave 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -192,3 +193,28 @@ def test_the_server_reports_its_start_and_workers_start_in_milliseconds(tmp_path
     assert json.loads((tmp_path / "job.json").read_text())["start"] == warm.FORKED_WORDS
     # the imports were the server's: a forked worker's own start is a fraction of them
     assert ready.import_s < server.import_s / 5
+
+
+def test_a_server_that_died_leaves_every_later_worker_fresh_with_the_reason(tmp_path, monkeypatch):
+    """Its own server (the session's stays as it was): killed, the next worker starts fresh and
+    says why, and so does every one after it."""
+    if warm.why_not(dict(os.environ)) is not None:
+        pytest.skip("no warm server on this platform")
+    from recompile_probe.execution import processes
+
+    own = warm.Server()
+    own.ready()
+    monkeypatch.setattr(warm, "_server", own)
+    monkeypatch.setattr(warm, "_failed", None)
+    own.proc.kill()
+    own.proc.wait()
+    starts = []
+    for i in range(2):
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        worker = processes.start(folder, "after")
+        worker.end_input()
+        worker.proc.wait(120)
+        worker.stop()
+        starts.append(json.loads((folder / "job.json").read_text())["start"])
+    assert all(s.startswith("fresh interpreter: the warm server could not fork it") for s in starts)
