@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,7 @@ class _Findings:
     def __init__(self, base: Path) -> None:
         self.base = base
         self.drafts: dict[tuple[str, ...], _Draft] = {}
+        self.sources: dict[str, list[str]] = {}
 
     def where(self, origin: Mapping[str, Any] | None) -> tuple[str | None, int | None]:
         """An origin's file relative to the root and its line; (None, None) outside the root."""
@@ -103,13 +105,27 @@ class _Findings:
             draft.seen_in.append(seen)
         draft.count += count
 
+    def source_line(self, file: str | None, line: int | None) -> str:
+        """The text of ``file``'s line ``line`` (what a fingerprint holds: an edit above it moves
+        the number, not the text), else the number."""
+        if not file or not line:
+            return ""
+        if file not in self.sources:
+            try:
+                self.sources[file] = (self.base / file).read_text(errors="replace").splitlines()
+            except OSError:
+                self.sources[file] = []
+        lines = self.sources[file]
+        return lines[line - 1].strip() if 0 < line <= len(lines) else str(line)
+
     def done(self) -> tuple[Finding, ...]:
         out = []
         for d in self.drafts.values():
             message = d.message
             if d.seen_in:
                 message += "\nSeen in: " + "; ".join(d.seen_in) + "."
-            fingerprint = hashlib.sha256("\0".join(d.key).encode()).hexdigest()[:32]
+            what = (d.kind.value, d.file or "", self.source_line(d.file, d.line), *d.key[3:])
+            fingerprint = hashlib.sha256("\0".join(what).encode()).hexdigest()[:32]
             out.append(
                 Finding(
                     d.kind,
@@ -127,6 +143,8 @@ class _Findings:
 
 
 _RANK = {Severity.NOTICE: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+#: sizes in a guard's text: two recompiles of one guard at other sizes are one finding
+_NUMBERS = re.compile(r"\d+")
 
 
 # --- run reports -------------------------------------------------------------------------------
@@ -311,7 +329,7 @@ def _unserved(
         place,
         f"recompile-probe: {at} {miss.outcome}s ({run.strategy})",
         text,
-        (run.strategy, run.sequence_name, miss.reason_kind or "", miss.outcome),
+        (seen, miss.reason_kind or "", miss.outcome),
         seen,
     )
 
@@ -348,7 +366,11 @@ def of_functions(report: WatchReport, base: Path | None = None) -> tuple[Finding
     """Each function's recompile reasons at their user line (what watch measured; the remedy
     is the reason kind's, not measured), and functions the ranks compiled differently."""
     found = _Findings(base or root())
-    for f in report.functions:
+    # every process's, as watch's own budget counts them (a DataLoader worker's, a rank's)
+    everywhere = [(p.role, f) for p in report.processes for f in p.functions] or [
+        (None, f) for f in report.functions
+    ]
+    for role, f in everywhere:
         own = found.relative(f.filename)
         fallback = (own, f.line if own else None)
         for reason in f.reasons:
@@ -364,8 +386,8 @@ def of_functions(report: WatchReport, base: Path | None = None) -> tuple[Finding
                 f"{reason.count} recompile(s) of `{f.function}`: {reason.text}\n"
                 f"Remedy for {kind} (not measured here; `recompile-probe suggest` measures "
                 f"one): {remedy(reason.kind, reason.text)}",
-                (f.function, kind, reason.text),
-                f.function,
+                (f.function, kind, _NUMBERS.sub("N", reason.text)),
+                f"{f.function} ({role})" if role else f.function,
                 reason.count,
             )
     for d in report.rank_divergence or ():

@@ -6,6 +6,8 @@ run). A scenario whose target fails without torch.compile is recorded and the ot
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Callable, Collection
 from dataclasses import replace
 from pathlib import Path
@@ -21,6 +23,7 @@ from ..scenario.budgets import Budget
 from ..scenario.keys import ANY
 from ..scenario.model import Scenario, coverage_ranges
 from ..scenario.overrides import cover_ranges, with_overrides
+from ..version import __version__
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 
@@ -93,6 +96,7 @@ def run_check(
             outcome.budgets_checked += checked
             outcome.reused.append(str(saved_path(scenario, reuse)))
             continue
+        began = time.time()
         try:
             report = _run_some(scenario, runs, on_start, on_run, pool)
         except ProbeError as exc:
@@ -100,14 +104,10 @@ def run_check(
             continue
         if report is None:
             continue
-        if reuse is not None and report.complete:
-            from ..artefacts import write_atomic
-            from ..records.report import to_json
-
-            reuse.mkdir(parents=True, exist_ok=True)
-            write_atomic(saved_path(scenario, reuse), to_json(report))
         if cleared is not None:
             report = session.cleared(report, cleared)
+        if reuse is not None and report.complete:
+            _save(report, saved_path(scenario, reuse), began)
         report, checked = judge(report, scenario)
         outcome.reports.append(report)
         outcome.budgets_checked += checked
@@ -115,6 +115,18 @@ def run_check(
             outcome.interrupted = True
             break
     return compare(outcome, baseline, tolerance)
+
+
+def _save(report: Report, path: Path, began: float) -> None:
+    """The report, dated when its run began: a file edited while it ran is newer than it."""
+    import os
+
+    from ..artefacts import write_atomic
+    from ..records.report import to_json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, to_json(report))
+    os.utime(path, (began, began))
 
 
 def saved_path(scenario: Scenario, folder: Path) -> Path:
@@ -137,6 +149,8 @@ def reused(scenario: Scenario, folder: Path) -> Report | None:
         return None
     if scenario.sha256 is None or report.scenario.sha256 != scenario.sha256 or not report.complete:
         return None
+    if report.tool.version != __version__ or report.environment.torch != _torch_version():
+        return None  # another tool or torch measured it
     plan = sorted(planned(scenario.points, scenario.strategies))
     if plan != sorted(dict.fromkeys((r.sequence_name, r.strategy) for r in report.runs)):
         return None
@@ -155,6 +169,15 @@ def reused(scenario: Scenario, folder: Path) -> Report | None:
         except OSError:
             continue  # a frame of generated code, or a file since removed
     return report
+
+
+def _torch_version() -> str | None:
+    """The torch a run here would import, as its reports write it (torch.__version__)."""
+    if "torch" in sys.modules:
+        return getattr(sys.modules["torch"], "__version__", None)
+    from ..records.environment import current
+
+    return current().torch
 
 
 def _run_some(

@@ -52,6 +52,11 @@ IMPORT_TIME_PREFIXES = (
     "LANG",
     "SYMPY",
     "NUMPY",
+    # read by torch's config modules as they load
+    "UNSAFE_",
+    "PT2_",
+    "FAKE_",
+    "CXX",
 )
 #: How long the server may take to import torch and the worker's modules.
 READY_TIMEOUT_S = 120.0
@@ -92,14 +97,24 @@ class Server:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.env = dict(os.environ)
         env = {**self.env, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "recompile_probe.execution.warm_server", str(theirs.fileno())],
-            pass_fds=(theirs.fileno(),),
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,  # Ctrl-C at the terminal reaches only the parent
-        )
-        theirs.close()
+        try:
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "recompile_probe.execution.warm_server",
+                    str(theirs.fileno()),
+                ],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,  # Ctrl-C at the terminal reaches only the parent
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
         self.sock = ours
         self.exits: dict[int, int] = {}
         self.lock = threading.Lock()
@@ -146,11 +161,15 @@ class Server:
                         self.sock, [json.dumps(request).encode()], [read, err_file.fileno()]
                     )
                     reply = self._receive(READY_TIMEOUT_S, until="pid")
+            if reply is None or reply.get("pid") is None:
+                why = "no answer" if reply is None else reply.get("error")
+                raise OSError(f"the warm server did not fork ({why})")
+        except BaseException:
+            os.close(write)
+            raise
         finally:
             os.close(read)
-        if reply is None:
-            os.close(write)
-            raise OSError("the warm server did not fork")
+        self.exits.pop(reply["pid"], None)  # a pid the system reused: that exit was another's
         return Forked(self, reply["pid"], os.fdopen(write, "wb"))
 
     def exit_code(self, pid: int, timeout: float | None) -> int | None:

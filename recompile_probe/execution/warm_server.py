@@ -79,6 +79,7 @@ def main(fd: int) -> int:
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     send(sock, {"ready": round(time.perf_counter() - started, 4)})
     children: set[int] = set()
+    groups: set[int] = set()
     while True:
         readable, _, _ = select.select([sock.fileno(), wake_read], [], [], REAP_S)
         if wake_read in readable:
@@ -92,14 +93,16 @@ def main(fd: int) -> int:
         except OSError:
             data, fds = b"", []
         if not data:  # the parent is gone or done: nothing of ours outlives it
-            for pid in children:
-                try:
-                    os.killpg(pid, signal.SIGTERM)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            _stop_all(groups)
             return 0
-        request = json.loads(data)
-        pid = os.fork()
+        try:
+            request = json.loads(data)
+            pid = os.fork()
+        except (OSError, ValueError) as exc:  # the parent starts that worker fresh
+            for descriptor in fds:
+                os.close(descriptor)
+            send(sock, {"pid": None, "error": f"{type(exc).__name__}: {exc}"})
+            continue
         if pid == 0:
             signal.set_wakeup_fd(-1)
             os.close(wake_read)
@@ -108,6 +111,7 @@ def main(fd: int) -> int:
         for descriptor in fds:
             os.close(descriptor)
         children.add(pid)
+        groups.add(pid)  # each child leads its own group, which outlives it if it orphans some
         send(sock, {"pid": pid})
 
 
@@ -171,6 +175,32 @@ def _dynamic_compile() -> None:
     reset_dynamo()
 
 
+def _stop_all(groups: set[int], grace: float = 2.0) -> None:
+    """SIGTERM every worker's process group, SIGKILL what is left after ``grace`` seconds."""
+
+    def signal_all(signum: int) -> bool:
+        alive = False
+        for group in groups:
+            try:
+                os.killpg(group, signum)
+                alive = True
+            except (ProcessLookupError, PermissionError):
+                pass
+        return alive
+
+    if not signal_all(signal.SIGTERM):
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        if not signal_all(0):
+            return
+        time.sleep(0.05)
+    signal_all(signal.SIGKILL)
+
+
 def _reap(sock: socket.socket, children: set[int]) -> None:
     while children:
         try:
@@ -209,6 +239,8 @@ def _child(sock: socket.socket, request: dict, fds: list[int]) -> None:
         import runpy
 
         random.seed()
+        if "numpy" in sys.modules:  # seeded once at import in a fresh interpreter: seed it here
+            sys.modules["numpy"].random.seed()
         sys.argv = [request["module"], *request["args"]]
         sys.path[0] = request["cwd"]
         from . import warm
@@ -218,14 +250,22 @@ def _child(sock: socket.socket, request: dict, fds: list[int]) -> None:
             runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
             code = 0
         except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if isinstance(exc.code, int) or exc.code is None:
+                code = exc.code or 0
+            else:  # sys.exit("message"): the interpreter prints it and exits 1
+                print(exc.code, file=sys.stderr)
+                code = 1
         except BaseException:  # noqa: BLE001 - a fresh interpreter prints it and exits 1
             import traceback
 
             traceback.print_exc()
             code = 1
         import atexit
+        import threading
 
+        shutdown = getattr(threading, "_shutdown", None)
+        if shutdown is not None:  # as the interpreter does at exit: non-daemon threads joined
+            shutdown()
         atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
             try:

@@ -3,6 +3,7 @@ could have changed."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -46,3 +47,22 @@ def test_reuse_excludes_shards_and_saved_reports(tmp_path):
     scenario = PROGRAMS / "annotations" / "serving.yaml"
     code, out = _check(scenario, tmp_path, "--shard", "1/2")
     assert code == 2 and "--reuse-reports" in out
+
+
+def test_a_report_another_tool_or_torch_made_is_measured_again(tmp_path):
+    for name in ("serving.py", "serving.yaml"):
+        shutil.copy(PROGRAMS / "annotations" / name, tmp_path / name)
+    scenario, folder = tmp_path / "serving.yaml", tmp_path / "reports"
+    _check(scenario, folder, "-s", "default")
+    saved = folder / "serving-annotations.json"
+    for key, value in (("tool", "version"), ("environment", "torch")):
+        data = json.loads(saved.read_text())
+        kept = data[key][value]
+        data[key][value] = "0.0.0-other"
+        written = saved.stat().st_mtime
+        saved.write_text(json.dumps(data))
+        os.utime(saved, (written, written))
+        code, out = _check(scenario, folder, "-s", "default")
+        assert "reused" not in out, key
+        data = json.loads(saved.read_text())
+        assert data[key][value] == kept  # measured again, and saved

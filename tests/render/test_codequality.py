@@ -82,4 +82,5 @@ def test_the_report_has_gitlabs_fields_and_stable_unique_fingerprints(tmp_path):
     for line in lines:
         props = dict(p.split("=", 1) for p in line.split(" ", 1)[1].split("::")[0].split(","))
         assert (props["file"], int(props["line"])) in places
-    assert {i["severity"] for i in first} == {"major"}  # every finding broke the budget
+    # default broke its budget; mark_dynamic's loop recompile merges into it (the most severe)
+    assert {i["severity"] for i in first} == {"major"}
