@@ -483,3 +483,21 @@ def render_report(
     from recompile_probe.render.formats import Document, Layout, render
 
     return render(Document.REPORTS, fmt, [report], Layout(width=width, verbose=verbose))
+
+
+def invoke_at_root(*args: str):
+    """The CLI run in-process from the repository root, with no CI root variable set, so file
+    paths in annotations are relative to the checkout (as on a CI runner): the CliRunner result."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from recompile_probe.cli import app
+
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_WORKSPACE", "CI_PROJECT_DIR")}
+    old = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        return CliRunner().invoke(app, list(args), env=env, terminal_width=200)
+    finally:
+        os.chdir(old)

@@ -25,8 +25,6 @@ import time
 from pathlib import Path
 from typing import IO
 
-#: Set in a forked worker by the server, before its module runs.
-FORKED = False
 #: ``0`` keeps every worker a fresh interpreter.
 SWITCH = "RECOMPILE_PROBE_WARM"
 #: Prefixes of the environment variables read while torch, its libraries or Python start (torch's

@@ -243,9 +243,6 @@ def _child(sock: socket.socket, request: dict, fds: list[int]) -> None:
             sys.modules["numpy"].random.seed()
         sys.argv = [request["module"], *request["args"]]
         sys.path[0] = request["cwd"]
-        from . import warm
-
-        warm.FORKED = True
         try:
             runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
             code = 0

@@ -4,13 +4,10 @@ same lines as the GitHub annotations, with fingerprints that stay put between tw
 from __future__ import annotations
 
 import json
-import os
 
 import jsonschema
-from typer.testing import CliRunner
 
-from helpers import PROGRAMS, ROOT
-from recompile_probe.cli import app
+from helpers import PROGRAMS, ROOT, invoke_at_root
 
 SCENARIO = PROGRAMS / "annotations" / "serving.yaml"
 
@@ -41,30 +38,16 @@ ISSUE = {
 
 def _check(tmp_path, name):
     out = tmp_path / f"{name}.json"
-    github = tmp_path / f"{name}.txt"
-    old = os.getcwd()
-    os.chdir(ROOT)
-    try:
-        env = {
-            k: v for k, v in os.environ.items() if k not in ("GITHUB_WORKSPACE", "CI_PROJECT_DIR")
-        }
-        result = CliRunner().invoke(
-            app,
-            [
-                "check",
-                str(SCENARIO.relative_to(ROOT)),
-                "-q",
-                "--codequality",
-                str(out),
-                "--annotations",
-                "github",
-            ],
-            env=env,
-        )
-    finally:
-        os.chdir(old)
+    result = invoke_at_root(
+        "check",
+        str(SCENARIO.relative_to(ROOT)),
+        "-q",
+        "--codequality",
+        str(out),
+        "--annotations",
+        "github",
+    )
     assert result.exit_code == 1, result.output
-    github.write_text(result.output)
     return json.loads(out.read_text()), result.output
 
 

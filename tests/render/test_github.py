@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from helpers import PROGRAMS, ROOT
+from helpers import PROGRAMS, ROOT, invoke_at_root
 from recompile_probe.cli import app
 from recompile_probe.records.finding import Finding, Kind, Severity
 from recompile_probe.render.github import command, escape_data, escape_property
@@ -58,28 +58,15 @@ def markers(path: Path) -> dict[int, str]:
 def checked(tmp_path_factory):
     """One real `check` of the scenario, from the repository root: stdout and its JSON report."""
     out = tmp_path_factory.mktemp("check") / "report.json"
-    old = os.getcwd()
-    os.chdir(ROOT)
-    try:
-        env = {
-            k: v for k, v in os.environ.items() if k not in ("GITHUB_WORKSPACE", "CI_PROJECT_DIR")
-        }
-        result = CliRunner().invoke(
-            app,
-            [
-                "check",
-                str(SCENARIO.relative_to(ROOT)),
-                "-q",
-                "--annotations",
-                "github",
-                "--json",
-                str(out),
-            ],
-            env=env,
-            terminal_width=200,
-        )
-    finally:
-        os.chdir(old)
+    result = invoke_at_root(
+        "check",
+        str(SCENARIO.relative_to(ROOT)),
+        "-q",
+        "--annotations",
+        "github",
+        "--json",
+        str(out),
+    )
     assert result.exit_code == 1, result.output
     return result.output, json.loads(out.read_text())
 
