@@ -340,6 +340,7 @@ def _advice(report: Report) -> tuple[Mapping[str, Strategy], Arguments]:
     as its runs recorded them."""
     strategies: dict[str, Strategy] = {**RANK_BUILTINS, **BUILTINS}
     ranges: dict[str, tuple[int, int]] = {}
+    driver: str | None = None
     path = report.scenario.path
     if path and Path(path).is_file():
         from ..scenario.load import load
@@ -352,11 +353,12 @@ def _advice(report: Report) -> tuple[Mapping[str, Strategy], Arguments]:
         if scenario is not None and scenario.sha256 == report.scenario.sha256:
             strategies = {n: scenario.strategy(n) for n in scenario.known_strategies()}
             ranges = symbol_ranges(scenario.points)
+            driver = scenario.driver
     for run in report.runs:
         if run.argument_dims is not None and run.param_names is not None:
             dims = tuple((d["source"], d["dim"], d["symbol"]) for d in run.argument_dims)
-            return strategies, Arguments(dims, run.param_names, ranges)
-    return strategies, Arguments((), (), ranges)
+            return strategies, Arguments(dims, run.param_names, ranges, driver)
+    return strategies, Arguments((), (), ranges, driver)
 
 
 # --- a program's functions (watch, summarize) --------------------------------------------------

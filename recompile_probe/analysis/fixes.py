@@ -79,6 +79,7 @@ def recompiles(
         event = events.get(t.compile_id)
         fixes = []
         worse = []
+        marking: set[str] = set()  # fixes that mark tensors: a driver's come after its options
         for other in runs:
             # outputs not compared (None) stay a fix measured by counts, labelled as such
             if other is run or not eligible(other) or other.outputs_match is False:
@@ -94,6 +95,8 @@ def recompiles(
                 continue
             measured = _has_checks(other.target)
             acting = acting_symbols(other)
+            if strategy.mark is not None or strategy.marks:
+                marking.add(other.strategy)
             fixes.append(
                 Fix(
                     other.strategy,
@@ -104,9 +107,12 @@ def recompiles(
                     other.outputs_match is True,
                 )
             )
+        # through a driver (generate()) the program builds the tensors: its own options, the
+        # compile call and config lines come before marks that need a wrapper around the target
         fixes.sort(
             key=lambda f: (
                 not f.outputs_compared,
+                args.driver is not None and f.strategy in marking,
                 f.compiles if f.compiles is not None else 1 << 30,
                 f.steady_state_us or 0.0,
             )

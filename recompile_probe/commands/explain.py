@@ -178,7 +178,7 @@ def _arguments(report: Report, scenario: Scenario, warnings: list[str] | None) -
     for run in report.runs:
         if run.argument_dims is not None and run.param_names is not None:
             dims = tuple((d["source"], d["dim"], d["symbol"]) for d in run.argument_dims)
-            return Arguments(dims, run.param_names, symbol_ranges(scenario.points))
+            return Arguments(dims, run.param_names, symbol_ranges(scenario.points), scenario.driver)
     if warnings is not None and report.runs:
         warnings.append(
             "the report's runs do not record the target's argument names (written by an older "
@@ -187,4 +187,6 @@ def _arguments(report: Report, scenario: Scenario, warnings: list[str] | None) -
     from ..targets import loader
 
     target = loader.load(scenario)
-    return Arguments(target.dim_sources(), target.param_names, symbol_ranges(scenario.points))
+    return Arguments(
+        target.dim_sources(), target.param_names, symbol_ranges(scenario.points), scenario.driver
+    )

@@ -45,6 +45,9 @@ class Arguments:
     #: symbol -> (smallest, largest size) the scenario gives it: the ``{min}``/``{max}`` of a
     #: strategy's options and a shapes spec's ranges (left out where unknown)
     ranges: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: the scenario's ``driver:`` (``file.py:fn``): the program, not the user, makes each call
+    #: and builds its inputs, so marks go in a wrapper it calls in the target's place
+    driver: str | None = None
 
 
 def local_name(source: str | None) -> str:
@@ -152,13 +155,18 @@ def code(
     plan = strategy.plan(acting)
     located = _located(strategy, args)
     if plan or located:
-        lines.append(before)
-        for source, dim, symbol in args.dims:
-            if symbol in plan:
-                kind, options = plan[symbol]
-                options = filled(options, symbol, args.ranges)
-                lines.append(mark_call(kind, caller_name(source, args.param_names), dim, options))
-        lines += [mark_call(m.kind, name, m.dim) for m, name, _ in located]
+        marks: list[tuple[str, str, int, Mapping[str, Any] | None]] = [
+            (kind, caller_name(source, args.param_names), dim, filled(opts, sym, args.ranges))
+            for source, dim, sym in args.dims
+            if sym in plan
+            for kind, opts in (plan[sym],)
+        ]
+        marks += [(m.kind, name, m.dim, None) for m, name, _ in located]
+        if args.driver:
+            calls = [mark_call(k, bound_name(n), d, o) for k, n, d, o in marks]
+            lines += driven(calls, args.driver)
+        else:
+            lines += [before, *(mark_call(*m) for m in marks)]
         found = check_lines(strategy, args, acting)
         if found and checks_measured:
             lines.append("# inside the compiled function (already in the target that ran):")
@@ -181,6 +189,39 @@ def code(
         given = ", ".join(f"{k}={v!r}" for k, v in strategy.driver_options.items())
         lines.append(f"# in the program (what the driver did with its options): {given}")
     return lines or ["torch.compile(fn)  # the defaults"]
+
+
+#: a caller's name, split at its head: ``input_ids``, ``cache`` + ``.keys[0]``
+_HEAD_NAME = re.compile(r"([A-Za-z_]\w*)(.*)", re.S)
+
+
+def bound_name(name: str) -> str:
+    """A caller's name as the driver wrapper (``driven``) finds it: ``a['input_ids']``,
+    ``a['cache'].keys[0]``; an unnamed positional argument stays ``args[2]``."""
+    head = _HEAD_NAME.fullmatch(name)
+    if head is None or name.startswith("args["):
+        return name
+    return f"a[{head.group(1)!r}]{head.group(2)}"
+
+
+def driven(marks: Sequence[str], driver: str) -> list[str]:
+    """Marks for a target a driver calls: the driver builds the tensors, so the marks go in a
+    wrapper the driver is handed in the target's place, as the tool's own run did. The wrapper
+    keeps ``fn``'s signature (``generate()`` reads ``model.forward``'s to choose its keyword
+    arguments) and finds each argument however the driver passed it."""
+    return [
+        f"# {driver} calls fn and builds its inputs: mark them in a wrapper",
+        "# that it calls in fn's place, right before the compiled call (as the run did):",
+        "compiled = torch.compile(fn)",
+        "@functools.wraps(fn)  # keeps fn's signature, which a driver may read",
+        "def marked(*args, **kwargs):",
+        "    target = fn.forward if isinstance(fn, torch.nn.Module) else fn",
+        "    bound = inspect.signature(target).bind(*args, **kwargs)",
+        "    a = {**bound.arguments, **bound.kwargs}  # a **kwargs entry by its keyword too",
+        *(f"    {line}" for line in marks),
+        "    return compiled(*args, **kwargs)",
+        "# then pass `marked` where the program passed fn (e.g. model.forward = marked)",
+    ]
 
 
 def spec_lines(args: Arguments, acting: Sequence[str]) -> list[str]:

@@ -109,6 +109,7 @@ def code_for(
     param_names: Sequence[str | None],
     locations: tuple[Location, ...] = (),
     ranges: dict[str, tuple[int, int]] | None = None,
+    driver: str | None = None,
 ) -> tuple[str, ...]:
     """The recommendation as code: its marks (strategies/advice.py), the measured checks; a
     whole-function winner as the lines its strategy stands for (the compile keyword, config
@@ -122,7 +123,9 @@ def code_for(
         )
         lines = advice.code(
             BUILTINS[e.whole_function],
-            advice.Arguments(dims=dims, param_names=param_names, ranges=dict(ranges or {})),
+            advice.Arguments(
+                dims=dims, param_names=param_names, ranges=dict(ranges or {}), driver=driver
+            ),
             tuple(dict.fromkeys(sym for _, _, sym in dims)),
             before=f"# in eager code, right before each call of {target_name}:",
         )
@@ -131,7 +134,7 @@ def code_for(
         return ("# nothing to add: no marking measured better than none",)
     lines = advice.code(
         candidate_strategy(e.name, e.marks),
-        advice.Arguments(param_names=param_names),
+        advice.Arguments(param_names=param_names, driver=driver),
         (),
         before=f"# in eager code, right before each call of {target_name}:",
     )

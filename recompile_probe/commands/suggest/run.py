@@ -179,6 +179,7 @@ def suggest(
                 bench.target.param_names,
                 locations,
                 symbol_ranges(scenario.points),
+                scenario.driver,
             ),
             env,
             env_measured,
