@@ -17,7 +17,7 @@ from ..sizes.points import Point, varying
 from ..strategies.advice import Arguments, check_lines, code
 from ..strategies.model import BATCH_SOURCES, Strategy
 from .sequence import moved, transitions
-from .verdicts import eligible, plural
+from .verdicts import eligible, no_effect, plural
 
 
 def acting_symbols(run: Run) -> tuple[str, ...]:
@@ -82,7 +82,7 @@ def recompiles(
         marking: set[str] = set()  # fixes that mark tensors: a driver's come after its options
         for other in runs:
             # outputs not compared (None) stay a fix measured by counts, labelled as such
-            if other is run or not eligible(other) or other.outputs_match is False:
+            if other is run or not eligible(other, runs) or other.outputs_match is False:
                 continue
             call = other.calls[t.call_index] if t.call_index < len(other.calls) else None
             if call is None or call.event in ("recompile", "error", "eager"):
@@ -210,8 +210,8 @@ def _tried(
             what = f"did not finish this call ({other.status})"
         elif call.event == "recompile":
             what = "recompiled at this call too"
-        elif other.no_effect:
-            what = other.no_effect
+        elif no_effect(other, runs):
+            what = other.no_effect or ""
         elif other.outputs_match is False:
             what = "did not recompile here, but its outputs differ from eager"
         else:
@@ -256,16 +256,17 @@ def _static_cache_measured(
             said.append(f"{other.strategy} recompiled at this call too")
         else:
             said.append(
-                f"{other.strategy} did not recompile here, but is no fix: {_why_not(other)}"
+                f"{other.strategy} did not recompile here, but is no fix: {_why_not(other, runs)}"
             )
     return f"Measured in this report: {'; '.join(said)}." if said else None
 
 
-def _why_not(run: Run) -> str:
+def _why_not(run: Run, runs: list[Run]) -> str:
     if run.outputs_match is False:
         return "its outputs differ from eager"
-    if run.no_effect:
-        return run.no_effect
+    said = no_effect(run, runs)
+    if said:
+        return said
     return "it did not finish with outputs matching eager"
 
 

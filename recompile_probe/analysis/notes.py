@@ -12,7 +12,7 @@ def slow_winner(runs: list[Run], ratio: float = 1.2) -> str | None:
     "Slowest" is a claim about every timed run: none is made while any of them is too noisy to
     rank (analysis.noisy); ``noise_note`` says which.
     """
-    timed = [r for r in runs if eligible(r) and r.steady_state_us is not None]
+    timed = [r for r in runs if eligible(r, runs) and r.steady_state_us is not None]
     if len(timed) < 2 or any(noisy(r) for r in timed):
         return None
     us = {id(r): r.steady_state_us or 0.0 for r in timed}  # None filtered out above

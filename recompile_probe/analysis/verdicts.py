@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from ..records.run import Run
 from ..sizes.ranges import format_ranges
@@ -33,14 +34,54 @@ def compiled_nothing(run: Run) -> bool:
     return run.status == "ok" and run.compiles == 0
 
 
-def eligible(run: Run) -> bool:
+def _figures(run: Run) -> tuple:
+    """What a strategy's effect shows in: its compiles, failures, graphs and the guards of each
+    cache entry."""
+    return (
+        run.compiles,
+        run.failed_compiles,
+        run.recompiles,
+        run.graphs,
+        run.cache_entries,
+        tuple((e.guard_count, e.shape_env_guard_count) for e in run.entries),
+    )
+
+
+def no_effect(run: Run, runs: Sequence[Run] = ()) -> str | None:
+    """The run's "no effect" (its guards and failures named none of its sources), kept only
+    where it also made the same figures as the same sequence's default run; a strategy whose
+    figures differ took effect, whatever its guards' text says. Without a default run of that
+    sequence in ``runs`` the guards' word stands."""
+    if not run.no_effect:
+        return None
+    default = next(
+        (
+            r
+            for r in runs
+            if r.strategy == "default" and r.sequence_name == run.sequence_name and r is not run
+        ),
+        None,
+    )
+    if default is not None and default.status == "ok" and _figures(default) != _figures(run):
+        return None
+    return run.no_effect
+
+
+def took_effect(runs: Sequence[Run]) -> list[str]:
+    """The runs whose guards named none of their sources but whose figures differ from the
+    default run's: said, since the run's own note claims no effect."""
+    return [r.strategy for r in runs if r.no_effect and not no_effect(r, runs)]
+
+
+def eligible(run: Run, runs: Sequence[Run] = ()) -> bool:
     """A run that can win: it finished, compiled, its outputs did not differ from eager, and the
-    strategy took effect (sources that matched nothing leave the default run, relabelled)."""
+    strategy took effect (sources that matched nothing leave the default run, relabelled);
+    ``runs``: the report's runs, against whose default run "no effect" is checked."""
     return (
         run.status == "ok"
         and run.outputs_match is not False
         and run.compiles is not None
-        and not run.no_effect
+        and not no_effect(run, runs)
         and not compiled_nothing(run)
     )
 
@@ -73,7 +114,7 @@ def coverage_rank(run: Run) -> float:
 
 def tied(runs: list[Run]) -> list[Run]:
     """The eligible runs that only µs/call could separate: fewest compiles, then guards."""
-    candidates = [r for r in runs if eligible(r)]
+    candidates = [r for r in runs if eligible(r, runs)]
     if not candidates:
         return []
     top = min(_key(r) for r in candidates)
@@ -129,7 +170,7 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
         if idle:
             return head + f"no strategy compiled and finished matching eager ({not_candidates})."
         return head + "no strategy finished with outputs matching eager."
-    ties = [r for r in runs if eligible(r) and r.compiles == winner.compiles]
+    ties = [r for r in runs if eligible(r, runs) and r.compiles == winner.compiles]
     compiles = winner.compiles or 0  # an eligible run finished: its count is known
     parts = [f"{winner.strategy} wins with {plural(compiles, 'compile')}"]
     detail = []
@@ -149,7 +190,7 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
     fewer = [
         r.strategy
         for r in runs
-        if eligible(r)
+        if eligible(r, runs)
         and coverage_rank(r) > coverage_rank(winner)
         and _value(r.compiles) < compiles
     ]
@@ -181,9 +222,15 @@ def verdict(sequence_name: str, runs: list[Run]) -> str:
     mismatched = [r.strategy for r in runs if r.status == "ok" and r.outputs_match is False]
     if mismatched:
         parts.append(f"outputs differ from eager: {', '.join(mismatched)}")
-    idle = [r.strategy for r in runs if r.status == "ok" and r.no_effect]
+    idle = [r.strategy for r in runs if r.status == "ok" and no_effect(r, runs)]
     if idle:
         parts.append(f"no effect (matched no source): {', '.join(idle)}")
+    acted = took_effect(runs)
+    if acted:
+        parts.append(
+            f"{', '.join(acted)}: no guard named its sources, but its figures differ from "
+            "default's: it took effect"
+        )
     failed = [r.strategy for r in runs if r.status == "error"]
     if failed:
         parts.append(f"error: {', '.join(failed)}")

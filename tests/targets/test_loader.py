@@ -11,6 +11,7 @@ from torch._dynamo.eval_frame import _debug_get_cache_entry_list
 from torch._dynamo.testing import CompileCounterWithBackend
 
 from helpers import FIXTURES, import_file
+from recompile_probe.analysis.verdicts import eligible, no_effect
 from recompile_probe.execution.session import run_scenario
 from recompile_probe.scenario.load import load
 from recompile_probe.scenario.overrides import with_overrides
@@ -86,3 +87,6 @@ def test_unbacked_sources_name_the_wrappers_kwargs_and_take_effect(write_scenari
     assert idle.no_effect and "matched no source: L['x']" in idle.no_effect
     assert idle.graphs == runs["default"].graphs
     assert idle.no_effect in idle.notes
+    # its figures equal the real default run's too, so the claim stands across runs
+    assert no_effect(idle, list(runs.values())) == idle.no_effect
+    assert not eligible(idle, list(runs.values()))
