@@ -11,7 +11,7 @@ from typing import Any
 from ..reasons import causes as causes_mod
 from ..reasons.kinds import INTERNAL, remedy
 from ..reasons.parse import classify, is_internal_error
-from ..reasons.text import failure_lines, mask_ids, resumed_from, strip_comment
+from ..reasons.text import failure_lines, mask_ids, resumed_at, strip_comment
 from ..records.compile_ids import compile_key
 from ..records.run import CompileEvent
 from ..records.watch import CauseCount, FunctionSummary, ReasonCount
@@ -37,12 +37,18 @@ def by_function(
     for e in events:
         groups.setdefault((e.function, e.filename, e.line), []).append(e)
     sharing = shared.shared_functions(events)
-    # each resume function compiled is a graph break of the code it resumes, listed or not
+    # each resume function compiled is a graph break of the code it resumes, listed or not: of
+    # the file's functions of that name, the last one to start above the break line
     resumes: dict[tuple, set[tuple]] = {}
     for name, filename, line in groups:
-        parent = resumed_from(name or "")
-        if parent is not None:
-            resumes.setdefault((parent, filename), set()).add((name, line))
+        found = resumed_at(name or "")
+        if found is None:
+            continue
+        parent, at = found
+        starts = [k[2] for k in groups if k[0] == parent and k[1] == filename and k[2] is not None]
+        above = [s for s in starts if s <= at]
+        start = max(above) if above else (min(starts) if starts else None)
+        resumes.setdefault((parent, filename, start), set()).add((name, line))
     out = []
     for key, group in groups.items():
         reasons: dict[tuple, int] = {}
@@ -70,7 +76,7 @@ def by_function(
             return None if any(v is None for v in values) else sum(values)
 
         listed = total("graph_breaks")
-        resumed = len(resumes.get((key[0], key[1]), ()))
+        resumed = len(resumes.get(key, ()))
         seen_breaks = max(listed, resumed) if listed is not None else (resumed or None)
         name = (qualnames or {}).get(key) or key[0] or "?"
         code_name = (code_qualnames or {}).get(key) or name

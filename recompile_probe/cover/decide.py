@@ -21,7 +21,7 @@ import sympy
 
 from ..provenance.capture import RuntimeAsserts
 from ..reasons.parse import parse_line
-from ..reasons.text import resumed_from
+from ..reasons.text import resumed_at
 from ..records.coverage import GUARDS, STANCE, Coverage, Method, Outcome, Scope, Unserved
 from ..records.run import GuardLine
 from ..sizes import ranges as sr
@@ -262,20 +262,27 @@ def _sample_points(
 def _other_frames(code: Any, own_only: bool = False) -> list[str]:
     """Other compiled frames a call may run through. ``own_only``: only the target's own
     resume functions (a test process holds other functions' frames too)."""
-    codes = cache.dynamo_codes() or []
-    found = {c.co_name for c in codes if c is not code and (cache.cache_entries(c) or [])}
+    codes = [c for c in cache.dynamo_codes() or [] if c is not code and cache.cache_entries(c)]
     if own_only:
-        found = {n for n in found if _resumes(n, code.co_name)}
-    return sorted(found)
+        codes = [c for c in codes if _resumes(c, code)]
+    return sorted({c.co_name for c in codes})
 
 
-def _resumes(name: str, target: str) -> bool:
+def _resumes(resume: Any, target: Any) -> bool:
+    """``resume`` continues ``target`` after a graph break: its name says so, and the break line
+    lies inside ``target`` (a suite's tests may each define their own ``f`` in one file)."""
+    if resume.co_filename != target.co_filename:
+        return False
+    name = resume.co_name
+    lines = [line for _, _, line in target.co_lines() if line is not None]
+    first, last = target.co_firstlineno, max(lines, default=target.co_firstlineno)
     while True:
-        parent = resumed_from(name)
-        if parent is None:
+        found = resumed_at(name)
+        if found is None:
             return False
-        if parent == target:
-            return True
+        parent, at = found
+        if parent == target.co_name:
+            return first <= at <= last
         name = parent
 
 

@@ -30,6 +30,14 @@ def resumed_from(co_name: str) -> str | None:
     return match.group("fn") if match else None
 
 
+def resumed_at(co_name: str) -> tuple[str, int] | None:
+    """``torch_dynamo_resume_in_f_at_10`` -> (``f``, 10): the resumed code's name and the line
+    of its graph break. Names repeat (every test of a suite may define its own ``f``): the line
+    tells which of a file's ``f`` it resumes."""
+    match = _RESUME.match(co_name)
+    return (match.group("fn"), int(match.group("line"))) if match else None
+
+
 def entry_line(line: str) -> tuple[str | None, str]:
     """``0/0: n == 3  # ...`` (a leading "- " allowed, as the log writes it) -> ("0/0",
     "n == 3  # ..."): the compile id of the entry whose guard failed, and the guard, comment

@@ -4,7 +4,8 @@ The suite (tests/programs/dynamo_suite) is built the way projects test compile b
 torch._dynamo.test_case.TestCase: metrics logging off, Dynamo reset and counters cleared around
 every test. Its cases: more compiles than Dynamo's metrics deque keeps, a recompile limit, a limit
 under fullgraph, a reset inside a test (frame ids reused by another function), counters cleared
-between compiles, a failing test. Its own conftest (the truth plugin, written for these tests)
+between compiles, two tests that each define their own `f` (one breaks the graph), a failing
+test. Its own conftest (the truth plugin, written for these tests)
 records per test what Dynamo did, from Dynamo's own records and the suite's counting backend;
 every figure the tool prints is held to that truth, per function and per test.
 """
@@ -62,7 +63,7 @@ def _run(cmd: list[str], where: Path, truth: Path, **env: str) -> subprocess.Com
 
 def _truth(path: Path) -> list[dict]:
     tests = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    assert len(tests) == 6, tests
+    assert len(tests) == 8, tests
     return tests
 
 
@@ -117,13 +118,15 @@ def _reasons_of_truth(truth: dict[str, dict]) -> Counter:
 def test_the_truth_is_what_the_suite_was_built_to_do(plain):
     """The truth plugin sees the cases as written (so nothing below compares against nothing)."""
     done, truth, _ = plain
-    assert done.returncode == 1 and "1 failed, 5 passed" in done.stdout, done.stdout
+    assert done.returncode == 1 and "1 failed, 7 passed" in done.stdout, done.stdout
     total = _totals(_truth(truth))
     by_name = {k.split("|")[0]: v for k, v in total.items()}
     assert by_name["many"]["compiles"] == 70 > 64  # past the deque Dynamo keeps
     assert by_name["limited"]["limit_hits"] == by_name["after_reset"]["limit_hits"] == 1
     assert by_name["full"]["limit_hits"] == 1 and by_name["full"]["failed"] == 1
     assert by_name["broken"]["graph_breaks"] == 2
+    local = {k: v["graph_breaks"] for k, v in total.items() if k.startswith("f|")}
+    assert sorted(local.values()) == [0, 1]  # two functions named f, one graph break between them
 
 
 def test_watch_on_the_suite_matches_its_truth_and_leaves_its_output_alone(suite, plain, tmp_path):

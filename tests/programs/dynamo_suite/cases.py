@@ -75,6 +75,21 @@ class TestRecompiles(TestCase):
         torch._dynamo.utils.counters.clear()
         f(torch.ones(3, dtype=torch.float64))
 
+    def test_a_local_f_that_breaks(self):
+        def f(x):
+            y = x.sin()
+            torch._dynamo.graph_break()
+            return y.cos()
+
+        torch.compile(f, backend=counting)(torch.ones(2))
+
+    def test_another_local_f_that_does_not(self):
+        # the same name in the same file: its graph breaks are its own (none), not the other f's
+        def f(x):
+            return x.tan()
+
+        torch.compile(f, backend=counting)(torch.ones(2))
+
     def test_that_fails(self):
         f = torch.compile(failing, backend=counting, dynamic=False)
         f(torch.ones(1))
