@@ -86,15 +86,22 @@ def by_function(
         user_name = ", ".join(names) or None
         call_site = next((x["call_site"] for x in seen if x.get("call_site")), None)
         # only a closure named otherwise than what the user compiled is renamed (a decorator's
-        # wrapper): a module's own forward, a local class's or a plain function keeps its name
+        # wrapper): a module's own forward, a local class's or a plain function keeps its name.
+        # A closure that served several functions keeps its own name, listed with them in
+        # shared_by: a name made of what it served would change with what the run compiled
         renamed = (
             user_name is not None
+            and len(names) == 1
+            and key not in sharing
             and ".<locals>." in code_name
             and all(n.rsplit(".", 1)[-1] != (key[0] or "") for n in names)
         )
+        shared_closure = ".<locals>." in code_name and (len(names) > 1 or key in sharing)
         out.append(
             FunctionSummary(
-                function=user_name if renamed and user_name else name,
+                function=user_name
+                if renamed and user_name
+                else (code_name if shared_closure else name),
                 filename=key[1],
                 line=key[2],
                 compiles=len(group),

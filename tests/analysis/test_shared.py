@@ -9,6 +9,7 @@ from torch._dynamo.eval_frame import _debug_get_cache_entry_list
 from torch._dynamo.utils import get_compilation_metrics
 
 from helpers import FIXTURES, import_file
+from recompile_probe import record
 from recompile_probe.analysis.functions import by_function
 from recompile_probe.analysis.shared import shared_code
 from recompile_probe.reasons.kinds import no_fix_why, remedy
@@ -166,3 +167,56 @@ def test_tiny_llama_shares_transformers_deprecate_kwarg_wrapper():
         "LlamaForCausalLM.forward, LlamaModel.forward, create_causal_mask"
     )
     assert all(c.kind != "type_or_id_change" for c in summary.causes if c.recompiles)
+    # as record() and watch name it: the code object's own name, whatever else it served
+    torch._dynamo.reset()
+    with record() as rec, torch.no_grad():
+        torch._dynamo.decorators.mark_unbacked(ids, 1)
+        compiled(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
+    rows = {(f.function, f.filename, f.line) for f in rec.by_function()}
+    assert (code.co_qualname, code.co_filename, code.co_firstlineno) in rows, rows
+    (row,) = [
+        f
+        for f in rec.by_function()
+        if (f.filename, f.line) == (code.co_filename, code.co_firstlineno)
+    ]
+    assert row.function == code.co_qualname and row.code_name is None
+
+
+def test_a_wrapper_is_named_after_what_it_served_only_while_it_served_one_function():
+    """One model through transformers' decorator: the row is that model's forward; two models
+    through it: the code object's own name (which names neither), listed with both."""
+    transformers = pytest.importorskip("transformers")
+
+    def tiny(config_cls, model_cls):
+        config = config_cls(
+            vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+            num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
+        )  # fmt: skip
+        torch.manual_seed(0)
+        return model_cls(config).eval()
+
+    llama = tiny(transformers.LlamaConfig, transformers.LlamaForCausalLM)
+    mistral = tiny(transformers.MistralConfig, transformers.MistralForCausalLM)
+    code = transformers.LlamaForCausalLM.forward.__code__
+    if transformers.MistralForCausalLM.forward.__code__ is not code:
+        pytest.skip("this transformers does not wrap both forwards in one decorator")
+    ids = torch.randint(1, 64, (1, 6))
+
+    def rows(models):
+        torch._dynamo.reset()
+        with record() as rec, torch.no_grad():
+            for model in models:
+                torch.compile(model.forward, backend="eager")(input_ids=ids, use_cache=False)
+        return [
+            f
+            for f in rec.by_function()
+            if (f.filename, f.line) == (code.co_filename, code.co_firstlineno)
+        ]
+
+    (one,) = rows([llama])
+    assert (one.function, one.code_name) == ("LlamaForCausalLM.forward", code.co_qualname)
+    (both,) = rows([llama, mistral])
+    assert both.function == code.co_qualname
+    assert both.shared_by == ("LlamaForCausalLM.forward", "MistralForCausalLM.forward")
+    assert both.compiles == 2  # Dynamo's: one entry per model on the one code object
+    assert len(_debug_get_cache_entry_list(code)) == 2
