@@ -95,7 +95,7 @@ def recompiles(
                 continue
             measured = _has_checks(other.target)
             acting = acting_symbols(other)
-            if strategy.mark is not None or strategy.marks:
+            if _marks_tensors(strategy):
                 marking.add(other.strategy)
             fixes.append(
                 Fix(
@@ -270,12 +270,16 @@ def _why_not(run: Run, runs: list[Run]) -> str:
     return "it did not finish with outputs matching eager"
 
 
+def _marks_tensors(strategy: Strategy) -> bool:
+    """The strategy calls a mark on tensors (mark_dynamic, mark_unbacked, ...): through a
+    driver, code that needs a wrapper around the target."""
+    return strategy.mark is not None or bool(strategy.marks)
+
+
 def _marks(strategy: Strategy | None) -> bool:
     """The strategy marks dims (mark_dynamic, mark_unbacked, ...) or names them as sources."""
     return strategy is not None and (
-        strategy.mark is not None
-        or bool(strategy.marks)
-        or any(v == BATCH_SOURCES for v in strategy.config.values())
+        _marks_tensors(strategy) or any(v == BATCH_SOURCES for v in strategy.config.values())
     )
 
 

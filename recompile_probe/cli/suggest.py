@@ -160,6 +160,8 @@ def suggest(
 
 
 def _figures(e: Any) -> str:
+    if e.status == "cut":
+        return f"cut at {e.compiles} compiles (cannot rank first)"
     return f"{e.compiles} compiles, guards {e.guard_count}" if e.status == "ok" else e.status
 
 

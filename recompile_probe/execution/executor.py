@@ -29,6 +29,8 @@ class Job:
     scenario: Scenario
     strategy: str  #: a name the scenario knows (built in or custom)
     sequence: str  #: a key of ``scenario.points``
+    #: stop the sequence once its compiles pass this many (probe.run.probe's ``cap``)
+    cap: int | None = None
 
 
 def scenario_jobs(scenario: Scenario) -> list[Job]:

@@ -65,11 +65,14 @@ class Prepared:
         sequence: str,
         scenario: Scenario | None = None,
         trace_dir: str | None = None,
+        cap: int | None = None,
     ) -> Run:
         """One (strategy, sequence); ``scenario``: one prepared the same way (the same target,
         inputs, sequences and backend) whose strategies may differ, e.g. a candidate's."""
         scenario = scenario or self.scenario
-        return self.probe(scenario.strategy(strategy), sequence, scenario, trace_dir=trace_dir)
+        return self.probe(
+            scenario.strategy(strategy), sequence, scenario, trace_dir=trace_dir, cap=cap
+        )
 
     def probe(
         self,
@@ -79,9 +82,11 @@ class Prepared:
         *,
         target: LoadedTarget | None = None,
         trace_dir: str | None = None,
+        cap: int | None = None,
     ) -> Run:
         """One run of ``strategy`` over ``sequence``, from the program's state as loaded;
-        ``target``: another callable over the same inputs (e.g. the target with lines added)."""
+        ``target``: another callable over the same inputs (e.g. the target with lines added);
+        ``cap``: see probe.run.probe."""
         scenario = scenario or self.scenario
         reference = self.reference(sequence, scenario, strategy.driver_options)
         self.state.restore()
@@ -94,6 +99,7 @@ class Prepared:
             reference,
             trace_dir,
             quiet=not self.debug,
+            cap=cap,
         )
 
 
@@ -113,7 +119,9 @@ class InlineExecutor:
             if on_start:
                 on_start(strategy, ", ".join(j.sequence for j in group))
             for job in group:
-                run = self._prepared.run(strategy, job.sequence, job.scenario, self.trace_dir)
+                run = self._prepared.run(
+                    strategy, job.sequence, job.scenario, self.trace_dir, cap=job.cap
+                )
                 yield run  # kept by the caller before on_run runs: an interrupt there keeps it
                 if on_run:
                     on_run(run)

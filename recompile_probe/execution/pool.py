@@ -262,7 +262,9 @@ class Batch:
         if self.on_start is not None:
             self.on_start(job.strategy, job.sequence)
         worker.send(
-            protocol.job(token, self._payload[index], job.strategy, job.sequence, self.trace_dir)
+            protocol.job(
+                token, self._payload[index], job.strategy, job.sequence, self.trace_dir, job.cap
+            )
         )
 
     def _take(self, worker: _PoolWorker, notify: bool = True) -> None:

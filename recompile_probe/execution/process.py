@@ -123,7 +123,12 @@ class ProcessExecutor:
             encoded = payload.setdefault(id(job.scenario), protocol.encode(job.scenario))
             worker.send(
                 protocol.job(
-                    next(self._tokens), encoded, job.strategy, job.sequence, self.trace_dir
+                    next(self._tokens),
+                    encoded,
+                    job.strategy,
+                    job.sequence,
+                    self.trace_dir,
+                    job.cap,
                 )
             )
         worker.end_input()  # the worker exits once its strategy's sequences are done

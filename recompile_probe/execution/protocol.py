@@ -2,11 +2,12 @@
 ``--jobs N`` pool alike.
 
 In: one JSON line per job on the worker's private job stream: ``{"id", "scenario", "strategy",
-"sequence", "trace_dir"}``, the ``Scenario`` object itself pickled (so a scenario changed in code
-runs as it is, not as its file says). Out: one JSON line per record, appended to the worker's
-output file: ``{"ready": {"import_s"}}`` once torch is imported, ``{"environment": {...}}``,
-``{"job": id, "run": {...}, "cost": {...}}`` per finished run, and ``{"job": id, "fatal":
-{"type", "message", "remedy"}}`` when a scenario cannot be prepared (the worker's last record).
+"sequence", "trace_dir", "cap"}``, the ``Scenario`` object itself pickled (so a scenario changed
+in code runs as it is, not as its file says). Out: one JSON line per record, appended to the
+worker's output file: ``{"ready": {"import_s"}}`` once torch is imported, ``{"environment":
+{...}}``, ``{"job": id, "run": {...}, "cost": {...}}`` per finished run, and ``{"job": id,
+"fatal": {"type", "message", "remedy"}}`` when a scenario cannot be prepared (the worker's last
+record).
 """
 
 from __future__ import annotations
@@ -39,14 +40,23 @@ def decode(payload: str) -> Scenario:
     return pickle.loads(base64.b64decode(payload))
 
 
-def job(token: int, payload: str, strategy: str, sequence: str, trace_dir: str | None) -> dict:
-    """A job line; ``payload``: the encoded scenario (encode it once for many jobs)."""
+def job(
+    token: int,
+    payload: str,
+    strategy: str,
+    sequence: str,
+    trace_dir: str | None,
+    cap: int | None = None,
+) -> dict:
+    """A job line; ``payload``: the encoded scenario (encode it once for many jobs); ``cap``:
+    the compiles past which the run stops (Job.cap)."""
     return {
         "id": token,
         "scenario": payload,
         "strategy": strategy,
         "sequence": sequence,
         "trace_dir": trace_dir,
+        "cap": cap,
     }
 
 

@@ -97,7 +97,13 @@ def serve(
                         prepared.popitem(last=False)
                 prepared.move_to_end(key)
                 t1 = time.perf_counter()
-                run = ready.run(job["strategy"], job["sequence"], scenario, job.get("trace_dir"))
+                run = ready.run(
+                    job["strategy"],
+                    job["sequence"],
+                    scenario,
+                    job.get("trace_dir"),
+                    cap=job.get("cap"),
+                )
                 t2 = time.perf_counter()
             except ProbeError as exc:
                 if debug:  # before the record: the parent relays stderr once it reads the record

@@ -43,10 +43,15 @@ class Driver:
         reference: EagerReference,
         recorder: Recorder,
         mark: Marker | None,
+        cap: int | None = None,
     ) -> None:
         self.scenario, self.target, self.compiled = scenario, target, compiled
         self.graphs, self.reference, self.recorder = graphs, reference, recorder
         self.mark = mark
+        #: stop the sequence once its compiles pass this many (``cut``); None: run it all
+        self.cap = cap
+        #: the compiles at which the cap stopped the sequence; None: not stopped
+        self.cut: int | None = None
         self.options = strategy.driver_options
         self.metrics_ok = metrics_available()
         self.calls: list[Call] = []
@@ -91,7 +96,7 @@ class Driver:
                 self._record(point_index, point, 0, args, kwargs, self.reference.outputs[point])
             else:
                 self._drive_point(point_index, point)
-            if self.error is not None:
+            if self.error is not None or self.cut is not None:
                 break
         self.sequence_graphs = self.graphs()
 
@@ -105,7 +110,7 @@ class Driver:
             out = self._record(
                 point_index, point, i, args, kwargs, expected[i] if i < len(expected) else _MISSING
             )
-            if self.error is not None:
+            if self.error is not None or self.cut is not None:
                 raise _Stop()
             return out
 
@@ -156,6 +161,8 @@ class Driver:
         self.recorder.poll()
         new = [replace(e, call_index=index) for e in self.recorder.since(before)]
         self.events.extend(new)
+        if self.cap is not None and self.metrics_ok and len(self.events) > self.cap:
+            self.cut = len(self.events)
         graphs = delta(self.graphs(), graphs_before)
         failed = sum(e.failed for e in new) if self.metrics_ok else None
         batch = (
@@ -298,4 +305,5 @@ _MISSING = object()
 
 
 class _Stop(BaseException):  # not Exception: a driver's own `except Exception` must not eat it
-    """Unwinds a driver once the compiled target failed: the failure is already recorded."""
+    """Unwinds a driver once the compiled target failed (the failure is already recorded) or
+    its compiles passed the cap."""

@@ -99,9 +99,12 @@ def probe(
     reference: EagerReference,
     trace_dir: str | None = None,
     quiet: bool = True,
+    cap: int | None = None,
 ) -> Run:
     """``quiet``: torch's own error logs (guard creation failures, ...) off for the run: the
-    report already carries what they say (``--debug`` keeps them)."""
+    report already carries what they say (``--debug`` keeps them). ``cap``: stop the sequence
+    at the call whose compiles pass this many (the run's ``cut_after``), untimed and without
+    coverage: a caller that only needs to know the run compiles more."""
     why = missing_features(strategy, target_is_compiled=target.compiled is not None)
     if why is not None:
         return _figureless(
@@ -155,14 +158,15 @@ def probe(
             reference,
             stack.enter_context(Recorder()),
             mark,
+            cap,
         )
         driver.drive(points)
         entries = all_entries(collector)
-        steady = driver.steady_state(points)
+        steady = driver.steady_state(points) if driver.cut is None else None
         ranges = coverage_ranges(scenario)
         coverage = (
             None
-            if ranges is None
+            if ranges is None or driver.cut is not None
             else covered(
                 scenario, target, strategy, points, acting, driver, entries, ranges, collector
             )

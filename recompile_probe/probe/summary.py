@@ -126,6 +126,7 @@ def summarize(
         graph_breaks=breaks,
         shared_code=shared_code(events) if closures_seen or not events else None,
         trace_file=trace_file,
+        cut_after=driver.cut,
     )
 
 

@@ -258,6 +258,10 @@ class Run:
     #: whether every size of the scenario's `coverage:` range (or --cover) is served by the
     #: cache entries the sequence left (records/coverage.py); None: no range was asked
     coverage: Coverage | None = None
+    #: the compiles at which the probe stopped the sequence before its end, because they passed
+    #: a cap its caller set (suggest: a candidate past the leader's compiles cannot rank first);
+    #: the figures are those up to that call. None: the sequence ran to its end
+    cut_after: int | None = None
 
 
 def figureless_run(

@@ -13,8 +13,9 @@ from typing import Any
 
 from .report import SCHEMA_VERSION, Environment, ScenarioRef, Tool
 
-#: What a candidate's ``status`` can be: ``mismatch`` = it ran but an output differed from eager.
-STATUSES = ("ok", "mismatch", "error", "unsupported")
+#: What a candidate's ``status`` can be: ``mismatch`` = it ran but an output differed from eager;
+#: ``cut`` = stopped once its compiles passed the leader's (its compiles are a lower bound).
+STATUSES = ("ok", "mismatch", "error", "unsupported", "cut")
 #: What can stop the measuring: --budget or --time-limit.
 STOPPED_BY = ("budget", "time_limit")
 #: The phases a limit can cut short (``Suggestion.skipped``).
@@ -64,7 +65,7 @@ class Evaluation:
     #: a whole-function strategy (dynamic_true, unbacked_sources, ...) instead of marks
     whole_function: str | None
     status: str  #: STATUSES; the worst over the sequences
-    compiles: int | None  #: summed over the sequences
+    compiles: int | None  #: summed over the sequences; with status cut, those up to the cut
     recompiles: int | None
     graphs: int | None
     guard_count: int | None  #: the largest over the sequences (guards of each run's newest entry)

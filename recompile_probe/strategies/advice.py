@@ -150,10 +150,17 @@ def code(
     them); otherwise they are advice (``check_lines``). ``before``: the comment above the marks.
     """
     lines: list[str] = []
-    if strategy.dynamic is not None:
-        lines.append(f"torch.compile(fn, dynamic={strategy.dynamic})")
     plan = strategy.plan(acting)
     located = _located(strategy, args)
+    keywords = [
+        *([f"dynamic={strategy.dynamic}"] if strategy.dynamic is not None else []),
+        *(f"{key}={value!r}" for key, value in strategy.compile.items()),
+    ]
+    # A driver wrapper compiles fn itself: the keywords go on its torch.compile line, so that
+    # the change compiles fn once, not once per line.
+    wrapped = bool(args.driver and (plan or located))
+    if not wrapped and strategy.dynamic is not None:
+        lines.append(f"torch.compile(fn, dynamic={strategy.dynamic})")
     if plan or located:
         marks: list[tuple[str, str, int, Mapping[str, Any] | None]] = [
             (kind, caller_name(source, args.param_names), dim, filled(opts, sym, args.ranges))
@@ -164,7 +171,7 @@ def code(
         marks += [(m.kind, name, m.dim, None) for m, name, _ in located]
         if args.driver:
             calls = [mark_call(k, bound_name(n), d, o) for k, n, d, o in marks]
-            lines += driven(calls, args.driver)
+            lines += driven(calls, args.driver, keywords)
         else:
             lines += [before, *(mark_call(*m) for m in marks)]
         found = check_lines(strategy, args, acting)
@@ -179,8 +186,8 @@ def code(
         lines.append(f"torch.compiler.set_stance({strategy.stance!r})")
     if strategy.guard_collectives:
         lines.append("torch.compiler.set_enable_guard_collectives(True)  # on every rank")
-    for key, value in strategy.compile.items():
-        lines.append(f"torch.compile(fn, {key}={value!r})")
+    if not wrapped:
+        lines += [f"torch.compile(fn, {key}={value!r})" for key, value in strategy.compile.items()]
     if strategy.shapes_spec:
         lines += spec_lines(args, acting)
     if strategy.as_is:
@@ -204,15 +211,17 @@ def bound_name(name: str) -> str:
     return f"a[{head.group(1)!r}]{head.group(2)}"
 
 
-def driven(marks: Sequence[str], driver: str) -> list[str]:
+def driven(marks: Sequence[str], driver: str, keywords: Sequence[str] = ()) -> list[str]:
     """Marks for a target a driver calls: the driver builds the tensors, so the marks go in a
     wrapper the driver is handed in the target's place, as the tool's own run did. The wrapper
     keeps ``fn``'s signature (``generate()`` reads ``model.forward``'s to choose its keyword
-    arguments) and finds each argument however the driver passed it."""
+    arguments) and finds each argument however the driver passed it. ``keywords``: the
+    strategy's own ``torch.compile`` keywords (``dynamic=False``), on the wrapper's one compile."""
+    given = "".join(f", {k}" for k in keywords)
     return [
         f"# {driver} calls fn and builds its inputs: mark them in a wrapper",
         "# that it calls in fn's place, right before the compiled call (as the run did):",
-        "compiled = torch.compile(fn)",
+        f"compiled = torch.compile(fn{given})",
         "@functools.wraps(fn)  # keeps fn's signature, which a driver may read",
         "def marked(*args, **kwargs):",
         "    target = fn.forward if isinstance(fn, torch.nn.Module) else fn",

@@ -143,3 +143,20 @@ def test_names_in_the_wrapper():
     assert "    torch._dynamo.decorators.mark_unbacked(a['hidden'], 0)" in lines
     without = code(BUILTINS["mark_unbacked"], Arguments(args.dims, ()), ("B",))
     assert "torch._dynamo.decorators.mark_unbacked(hidden, 0)" in without
+
+
+def test_the_wrapper_compiles_once_with_the_strategys_own_keywords():
+    """A strategy with marks and torch.compile keywords of its own (dynamic=False, a compile
+    option): the wrapper's one compile line carries them, none is printed beside it."""
+    import dataclasses
+
+    strategy = dataclasses.replace(
+        BUILTINS["mark_unbacked"], dynamic=False, compile={"recompile_limit": 2}
+    )
+    args = Arguments((("L['kwargs']['hidden']", 0, "B"),), (), driver="drv.py:generate")
+    lines = code(strategy, args, ("B",))
+    compiles = [line for line in lines if "torch.compile(" in line]
+    assert compiles == ["compiled = torch.compile(fn, dynamic=False, recompile_limit=2)"]
+    plain = code(strategy, Arguments(args.dims, ()), ("B",))
+    assert "torch.compile(fn, dynamic=False)" in plain
+    assert "torch.compile(fn, recompile_limit=2)" in plain

@@ -12,6 +12,13 @@ A saved `run` report (``reuse``) gives the candidates it already measured: the u
 (its `default` runs) and the whole-function strategies it ran over the same sequences, sizes and
 backend. Those are read back, not measured again, and count against no limit.
 
+A searched candidate is measured only as long as it can still rank first: once its compiles pass
+those of the leader so far (ok, outputs equal to eager, not shown to miss a declared coverage
+range), nothing after that call can lift it above the leader, so its probe stops there (status
+``cut``, its compiles a lower bound). Compiles only grow, so this never changes the answer; it
+saves the candidates that recompile dozens of times (an unbacked mark that guards every size).
+On the pool, each sequence of a batch is cut at the leader's total when the batch starts.
+
 Two limits stop the measuring: --budget (candidates) and --time-limit (seconds of wall clock since
 the command began). Both are checked before a candidate starts, never during one: a started
 candidate is finished, so every figure reported is a whole measurement, and the first candidate
@@ -109,19 +116,50 @@ class Bench:
     ) -> Evaluation:
         if key in self.measured:
             return self.measured[key]
+        leader = None
         if key in self.saved and target is None and not checks:
             runs = self.saved[key]
             self.reused.append(strategy.name)
         else:
             self._may_start()
-            runs = self._probe_all(strategy, target, timed=key[0] not in SEARCHED)
-        evaluation = aggregate(strategy.name, marks, whole, runs, checks, cost)
+            searched = key[0] in SEARCHED
+            leader = self.leader() if searched else None
+            runs = self._probe_all(
+                strategy, target, timed=not searched, cap=None if leader is None else leader[1]
+            )
+        evaluation = self._cut(
+            aggregate(strategy.name, marks, whole, runs, checks, cost), runs, leader
+        )
         self.measured[key] = evaluation
         self.runs[strategy.name] = runs
         if self.on_measured is not None:
             self.on_measured(evaluation, len(self.measured))
         self._strategies[key] = (strategy, target)
         return evaluation
+
+    def leader(self) -> tuple[str, int] | None:
+        """The candidate ranked first so far and its compiles, where no later candidate with
+        more compiles can pass it: ok, outputs equal to eager, not shown to miss a coverage
+        range (those rank before compiles)."""
+        order = ranked(self.candidates())
+        if not order:
+            return None
+        e = order[0]
+        if e.status != "ok" or e.outputs_match is not True or e.covered is False:
+            return None
+        return None if e.compiles is None else (e.name, e.compiles)
+
+    @staticmethod
+    def _cut(e: Evaluation, runs: list[Run], leader: tuple[str, int] | None) -> Evaluation:
+        """``e`` as cut where one of its runs stopped at the leader's cap."""
+        if leader is None or all(r.cut_after is None for r in runs):
+            return e
+        return replace(
+            e,
+            status="cut",
+            error=f"stopped at {e.compiles} compiles, past the {leader[1]} of {leader[0]}: "
+            "it could no longer rank first",
+        )
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -182,12 +220,21 @@ class Bench:
             self.finalists.append(e.name)
         return self.finalists
 
-    def _probe_all(self, strategy: Strategy, target: Any = None, timed: bool = True) -> list[Run]:
-        """One probe run per sequence, in a fresh Dynamo state each (as `run` does)."""
+    def _probe_all(
+        self, strategy: Strategy, target: Any = None, timed: bool = True, cap: int | None = None
+    ) -> list[Run]:
+        """One probe run per sequence, in a fresh Dynamo state each (as `run` does). ``cap``:
+        the compiles over all sequences past which the candidate is cut (the sequences after
+        the cut are not run)."""
         scenario = self.scenario if timed else self.untimed
-        return [
-            self.prepared.probe(strategy, name, scenario, target=target) for name in self.sequences
-        ]
+        runs: list[Run] = []
+        for name in self.sequences:
+            left = None if cap is None else cap - sum(r.compiles or 0 for r in runs)
+            run = self.prepared.probe(strategy, name, scenario, target=target, cap=left)
+            runs.append(run)
+            if run.cut_after is not None:
+                break
+        return runs
 
     def measure_all(
         self, wanted: list[tuple[Any, Strategy, tuple[MarkChoice, ...], str | None, int]]
@@ -234,13 +281,19 @@ class Bench:
             strategies=tuple(t[1].name for t in todo),
             points=dict(self.sequences),
         )
-        jobs = [Job(variant, t[1].name, name) for t in todo for name in self.sequences]
+        # The sequences run side by side: each is cut at the leader's total, which a sequence
+        # that passes it alone passes in the sum too.
+        leader = self.leader()
+        cap = None if leader is None else leader[1]
+        jobs = [Job(variant, t[1].name, name, cap) for t in todo for name in self.sequences]
         runs: dict[str, list[Run]] = {}
         for run in run_jobs(jobs, pool=self.pool):
             runs.setdefault(run.strategy, []).append(run)
         for key, strategy, marks, whole, cost in todo:
-            evaluation = aggregate(
-                strategy.name, marks, whole, runs.get(strategy.name, []), (), cost
+            evaluation = self._cut(
+                aggregate(strategy.name, marks, whole, runs.get(strategy.name, []), (), cost),
+                runs.get(strategy.name, []),
+                leader,
             )
             self.measured[key] = evaluation
             self.runs[strategy.name] = runs.get(strategy.name, [])

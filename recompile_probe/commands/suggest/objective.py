@@ -149,6 +149,9 @@ def ranked(evaluations: Iterable[Evaluation]) -> list[Evaluation]:
 
 def worse(a: Evaluation, b: Evaluation) -> str | None:
     """How ``a`` is worse than ``b`` on the objective, in words; None when it is not."""
+    if a.status == "cut" and b.status == "ok" and a.compiles is not None:
+        if b.compiles is not None and a.compiles > b.compiles:  # compiles only grow
+            return f"at least {a.compiles} compiles instead of {b.compiles} (cut there)"
     if a.status != "ok" and b.status == "ok":
         return f"status {a.status}" + (f" ({a.error})" if a.error else "")
     if a.status == b.status == "ok" and a.outputs_match is not True and b.outputs_match is True:

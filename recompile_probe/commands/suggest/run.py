@@ -186,6 +186,13 @@ def suggest(
             env_note,
             yaml_for(best, free_name(scenario, strategy_name), bench.runs.get(best.name, [])),
         )
+    cut = sum(e.status == "cut" for e in bench.candidates())
+    if cut:
+        notes += (
+            f"{cut} candidates cut: each was stopped at the call where its compiles passed "
+            "those of the leader of the moment, so its compiles are a lower bound (≥) and it "
+            "could not rank first; the others ran every call",
+        )
     if bench.finalists or bench.untimed_count():
         why = (
             "stopped" if "timing" in skips.phases else "untimed" if scenario.repeats == 0 else None

@@ -36,7 +36,7 @@ def row(e: Evaluation, rank: int | str) -> list[str]:
         str(rank),
         e.name,
         e.status,
-        cells.num(e.compiles),
+        f"≥{e.compiles}" if e.status == "cut" and e.compiles is not None else cells.num(e.compiles),
         cells.num(e.guard_count),
         cells.num(e.shape_env_guard_count),
         us(e),

@@ -36,9 +36,22 @@ def test_pool_and_serial_measure_the_same_candidates():
     serial = suggest(loaded, sequence="rl")
     with open_pool(2) as pool:
         parallel = suggest(loaded, sequence="rl", pool=pool)
-    assert _figures(parallel) == _figures(serial)
+    # A candidate is cut where its compiles pass the leader's of the moment, and the pool's
+    # leader is the one when its batch starts: a candidate cut in one mode has a lower bound
+    # there that the other mode's count meets; every other figure is the same.
+    ser, par = _figures(serial), _figures(parallel)
+    assert ser.keys() == par.keys()
+    for name in ser:
+        a, b = ser[name], par[name]
+        if "cut" in (a[0], b[0]):
+            low, full = (a, b) if a[0] == "cut" else (b, a)
+            assert full[0] == "cut" or full[1] >= low[1], (name, a, b)
+        else:
+            assert a == b, name
     assert parallel.recommendation.marks == serial.recommendation.marks
-    assert [n.why for n in parallel.necessity] == [n.why for n in serial.necessity]
+    assert [(n.mark, n.change) for n in parallel.necessity] == [
+        (n.mark, n.change) for n in serial.necessity
+    ]
     # 3^2 markings and 5 whole-function strategies (shapes_spec among them)
     assert parallel.optimal and parallel.evaluations == serial.evaluations == 9 + 5
 
