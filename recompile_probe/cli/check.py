@@ -28,10 +28,10 @@ from .common import (
     annotate,
     app,
     check_annotations,
-    csv_list,
     emit,
     err,
     errors_to_exit,
+    names_arg,
     progress,
     read_reports,
 )
@@ -147,7 +147,7 @@ def check(
         )
         files.check()
         check_annotations(annotations)
-        names = [n for item in strategy or () for n in csv_list(item, "--strategy") or ()] or None
+        names = names_arg(strategy, "--strategy")
         loaded = check_mod.load_all(
             scenarios, names, max_recompiles, cover=cover, no_recompile_in=no_recompile_in
         )

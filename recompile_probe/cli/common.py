@@ -103,6 +103,12 @@ def csv_list(value: str | None, what: str) -> list[str] | None:
     return items
 
 
+def names_arg(values: list[str] | None, what: str) -> list[str] | None:
+    """A repeatable option whose each value may be a comma-separated list (``-s a -s b,c``)."""
+    names = [n for item in values or () for n in csv_list(item, what) or ()]
+    return names or None
+
+
 def sizes_arg(value: str | None) -> list[int] | str | None:
     if value is not None and "=" in value:  # points, e.g. "B=1,S=7; B=2,S=33": the scenario checks
         return value

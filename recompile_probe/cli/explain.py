@@ -23,6 +23,7 @@ from .common import (
     err,
     errors_to_exit,
     format_option,
+    names_arg,
     print_tlparse,
     progress,
     read_report,
@@ -95,7 +96,7 @@ def explain(
             )
         check_format(Document.EXPLAIN, fmt)
         writable("--output", output)
-        chosen = [n for item in strategy or () for n in csv_list(item, "--strategy") or ()] or None
+        chosen = names_arg(strategy, "--strategy")
         only = [n for item in strategies or () for n in csv_list(item, "--strategies") or ()]
         running = {
             "trace_dir": trace_dir_arg(trace_dir),

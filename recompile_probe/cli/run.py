@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -18,11 +18,11 @@ from .common import (
     Document,
     app,
     check_format,
-    csv_list,
     emit,
     err,
     errors_to_exit,
     format_option,
+    names_arg,
     print_tlparse,
     progress,
     saving,
@@ -39,11 +39,11 @@ def run(
         help="Scenario YAML (default: the built-in configs/logprobs.yaml).",
         show_default=False,
     ),
-    strategies: Optional[str] = typer.Option(
+    strategies: Optional[List[str]] = typer.Option(
         None,
         "--strategies",
         "-s",
-        help="Comma-separated strategies to run (default: the "
+        help="Strategies to run (repeat, or a,b; default: the "
         "scenario's). See `recompile-probe strategies`.",
     ),
     sequence: Optional[str] = typer.Option(
@@ -112,7 +112,7 @@ def run(
         writable("--output", output)
         loaded = with_overrides(
             load(scenario),
-            strategies=csv_list(strategies, "--strategies"),
+            strategies=names_arg(strategies, "--strategies"),
             sequence=sizes_arg(sequence),
             backend=backend,
             cover=cover,

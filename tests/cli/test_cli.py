@@ -249,3 +249,16 @@ def test_render_of_a_watch_report_and_its_mistakes(tmp_path):
         r.exception and not isinstance(r.exception, SystemExit)
         for r in (junit, refused, unreadable)
     )
+
+
+def test_repeated_strategy_flags_add_up():
+    """`run -s a -s b,c` runs a, b and c, as check's and explain's -s take it: the report's
+    runs are the ones asked for, in that order."""
+    result = CliRunner().invoke(
+        app,
+        ["run", "-s", "default", "-s", "static,mark_unbacked", "--sequence", "1,2", "-q",
+         "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    ran = [r["strategy"] for r in json.loads(result.stdout)["runs"]]
+    assert ran == ["default", "static", "mark_unbacked"]

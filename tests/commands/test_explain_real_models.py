@@ -108,14 +108,17 @@ VIT = PROGRAMS / "vit_resize" / "resize.yaml"
 @pytest.fixture(scope="module")
 def vit_explained(tmp_path_factory):
     """explain of every run of a ViT over growing resolutions (tests/programs/vit_resize), with
-    the report it explained: the same runs' measured figures."""
+    the report it explained (`explain --from-report`): the same runs' measured figures."""
     folder = tmp_path_factory.mktemp("vit")
     out, report = folder / "explain.json", folder / "report.json"
     strategies = "default,unbacked_sources,mark_unbacked"
-    for command, path in (("explain", out), ("run", report)):
+    for command, path in (
+        (["run", str(VIT), "-s", strategies], report),
+        (["explain", "--from-report", str(report), str(VIT)], out),
+    ):
         done = subprocess.run(
-            [sys.executable, "-m", "recompile_probe", command, str(VIT), "-s", strategies,
-             "-f", "json", "-o", str(path), "-q"],
+            [sys.executable, "-m", "recompile_probe", *command, "-f", "json", "-o", str(path),
+             "-q"],
             capture_output=True, text=True, env=ENV, timeout=900,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
