@@ -12,10 +12,18 @@ from pathlib import Path
 # tests ~18% slower). A test that wants threads sets its own.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import subprocess
+
 import _pytest.pytester
 import pytest
 
+import warm_cli
 from helpers import FIXTURES
+
+# `python -m recompile_probe ...` with its output captured, as most CLI tests run it, is forked
+# from a warm server (warm_cli.py): seconds of torch import saved per call.
+# RECOMPILE_PROBE_TEST_WARM=0 runs every one as a fresh interpreter.
+subprocess.run = warm_cli.run  # type: ignore[assignment]
 
 pytest_plugins = ["pytester"]
 
@@ -132,3 +140,7 @@ def _reports_validate(request):
 
 
 _SCHEMA_CACHE: dict = {}
+
+
+def pytest_unconfigure(config):
+    warm_cli.close()

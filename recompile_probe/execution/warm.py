@@ -91,9 +91,10 @@ class Server:
     """The warm server of this process: its socket, the environment it was started with, and
     the exit codes its children have reported."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        """``env``: the environment the server imports torch in (this process's by default)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.env = dict(os.environ)
+        self.env = dict(os.environ if env is None else env)
         env = {**self.env, "PYTHONUNBUFFERED": "1"}
         try:
             self.proc = subprocess.Popen(
@@ -147,17 +148,29 @@ class Server:
             elif until in message:
                 return message
 
-    def start(self, module: str, args: list[str], env: dict[str, str], err: Path) -> Forked:
+    def start(
+        self,
+        module: str,
+        args: list[str],
+        env: dict[str, str],
+        err: Path,
+        out: Path | None = None,
+        cwd: str | None = None,
+    ) -> Forked:
+        """Fork ``python -m module args``: stderr to ``err`` (stdout too, unless ``out``), in
+        ``cwd`` (this process's by default), with ``env``; its stdin is the returned pipe."""
         with self.lock:
             self.ready()
         read, write = os.pipe()
         try:
-            with open(err, "wb") as err_file:
-                request = {"module": module, "args": args, "cwd": os.getcwd(), "env": env}
+            with contextlib.ExitStack() as files:
+                err_file = files.enter_context(open(err, "wb"))
+                fds = [read, err_file.fileno()]
+                if out is not None:
+                    fds.insert(1, files.enter_context(open(out, "wb")).fileno())
+                request = {"module": module, "args": args, "cwd": cwd or os.getcwd(), "env": env}
                 with self.lock:
-                    socket.send_fds(
-                        self.sock, [json.dumps(request).encode()], [read, err_file.fileno()]
-                    )
+                    socket.send_fds(self.sock, [json.dumps(request).encode()], fds)
                     reply = self._receive(READY_TIMEOUT_S, until="pid")
             if reply is None or reply.get("pid") is None:
                 why = "no answer" if reply is None else reply.get("error")

@@ -5,12 +5,14 @@ state on request (warm.py is the parent's side).
 It runs no tensor op and compiles nothing, so a forked worker starts from the Dynamo state a
 fresh interpreter has: no cache entry, no counter moved, no thread pool started. The child
 then becomes what ``python -m MODULE ARGS`` would have been: its own session and process group,
-the job pipe on stdin and its stderr file on stdout and stderr, the parent's working directory
+the job pipe on stdin and its stderr file on stdout and stderr (or a stdout of its own), the
+parent's working directory
 and environment as of the request, ``sys.argv`` and ``sys.path[0]`` as ``-m`` sets them, a
 fresh seed for ``random``; then the module runs as ``__main__``.
 
 Protocol on the inherited SOCK_SEQPACKET socket, one JSON message per packet: in, ``{"module",
-"args", "cwd", "env"}`` with two descriptors (the job pipe's read end, the stderr file); out,
+"args", "cwd", "env"}`` with two descriptors (the job pipe's read end, the stderr file, which
+takes stdout too) or three (stdin, stdout, stderr); out,
 ``{"ready": import_s}`` once, ``{"pid": n}`` per request, ``{"exit": pid, "code": rc}`` when a
 child ends (``rc`` as ``subprocess`` gives it: ``-signal`` when killed). When the parent's end
 closes, every child's process group is sent SIGTERM and the server exits.
@@ -89,7 +91,7 @@ def main(fd: int) -> int:
         if sock.fileno() not in readable:
             continue
         try:
-            data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 2)
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
         except OSError:
             data, fds = b"", []
         if not data:  # the parent is gone or done: nothing of ours outlives it
@@ -226,12 +228,13 @@ def _child(sock: socket.socket, request: dict, fds: list[int]) -> None:
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
             signal.signal(signum, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        stdin, err = fds
+        stdin, *outputs = fds  # stdin, then stderr alone (stdout to it too) or stdout and stderr
+        out, err = outputs if len(outputs) == 2 else (outputs[0], outputs[0])
         os.dup2(stdin, 0)
-        os.dup2(err, 1)
+        os.dup2(out, 1)
         os.dup2(err, 2)
-        os.close(stdin)
-        os.close(err)
+        for descriptor in {stdin, out, err}:
+            os.close(descriptor)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
