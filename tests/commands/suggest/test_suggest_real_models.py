@@ -85,3 +85,34 @@ def test_suggest_counts_a_model_that_changes_itself_as_the_program_does(tmp_path
     by_name = {c["name"]: c for c in json.loads(out.read_text())["candidates"]}
     assert by_name["no marks"]["compiles"] == truth["default"] == 3
     assert by_name["dynamic_true"]["compiles"] == truth["dynamic_true"] == 2
+
+
+@pytest.mark.slow
+@pytest.mark.exhaustive
+def test_suggest_on_bert_over_b_and_s_writes_marks_the_plain_program_compiles_with(tmp_path):
+    """The whole search on BERT over B x S (5 varying dims, its config changed on the first
+    call), under the default time limit: it finishes, and its answer pasted into the plain
+    program (model.py --bs: the marks on the inputs before each call) compiles as claimed."""
+    out = tmp_path / "suggest.json"
+    done = _cli("suggest", str(BERT / "classify_bs.yaml"), "-f", "json", "-o", str(out), "-q")
+    assert done.returncode == 0, done.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert doc["complete"] is True and doc["stopped_by"] is None
+    best = doc["recommendation"]
+    assert best["outputs_match"] is True
+    change = best["whole_function"] or ",".join(
+        f"{m['argument']}:{m['dim']}={m['kind']}" for m in best["marks"]
+    )
+    assert change in ("dynamic_true",) or best["marks"], best
+    plain = subprocess.run(
+        [sys.executable, str(BERT / "model.py"), "--bs", change],
+        capture_output=True, text=True, env=ENV, timeout=600,
+    )  # fmt: skip
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    truth = json.loads(plain.stdout.strip().splitlines()[-1])
+    assert truth["compiles"] == best["compiles"], (change, truth, best["compiles"])
+    unmarked = subprocess.run(
+        [sys.executable, str(BERT / "model.py"), "--bs", "none"],
+        capture_output=True, text=True, env=ENV, timeout=600,
+    )  # fmt: skip
+    assert json.loads(unmarked.stdout.strip().splitlines()[-1])["compiles"] > truth["compiles"]

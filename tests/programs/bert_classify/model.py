@@ -3,7 +3,12 @@ forward with labels sets ``config.problem_type``, and Dynamo guards on it: the p
 compiled call recompiles on that guard. Built from a config: nothing is downloaded.
 
 Run as a program (``python model.py STRATEGY``) it prints, as JSON, Dynamo's compiles of its
-own run: the truth the tool's ``run`` must equal. STRATEGY: ``default`` or ``dynamic_true``."""
+own run: the truth the tool's ``run`` must equal. STRATEGY: ``default`` or ``dynamic_true``.
+
+``make_points`` is the same model over batch and sequence length (classify_bs.yaml: B x S with
+an attention mask, 5 varying dims): ``python model.py --bs CHANGE`` runs its points, forward
+only, with CHANGE ``dynamic_true`` or marks such as ``input_ids:0=dynamic,labels:0=unbacked``
+put on the inputs in eager code before each call, as a user pastes what ``suggest`` wrote."""
 
 import json
 import sys
@@ -27,7 +32,41 @@ def make_inputs(batch_size):
     return (), {"input_ids": ids, "labels": labels}
 
 
-if __name__ == "__main__":
+#: classify_bs.yaml's points: B x S, a longer batch, then a ragged last one
+POINTS = ((4, 8), (4, 12), (3, 8))
+
+
+def make_points(B, S):
+    return (), {"input_ids": torch.randint(1, config.vocab_size, (B, S)),
+                "attention_mask": torch.ones(B, S, dtype=torch.long),
+                "labels": torch.randint(0, config.num_labels, (B,))}
+
+
+def _by_hand(change):
+    """The --bs run: the change applied by hand, Dynamo's compiles of it."""
+    from torch._dynamo.decorators import mark_unbacked
+    from torch._dynamo.testing import CompileCounter
+    from torch._dynamo.utils import get_compilation_metrics
+
+    counter = CompileCounter()
+    dynamic = True if change == "dynamic_true" else None
+    marks = [] if change in ("dynamic_true", "none") else [m.split("=") for m in change.split(",")]
+    compiled = torch.compile(model, backend=counter, dynamic=dynamic)
+    mark = {"dynamic": torch._dynamo.mark_dynamic, "unbacked": mark_unbacked}
+    for B, S in POINTS:  # forward only, grad mode on: as the tool calls the target
+        _, kwargs = make_points(B, S)
+        for where, kind in marks:
+            name, dim = where.split(":")
+            mark[kind](kwargs[name], int(dim))
+        compiled(**kwargs)
+    metrics = get_compilation_metrics()
+    return {"frames": counter.frame_count, "compiles": len(metrics),
+            "failed": sum(m.fail_type is not None for m in metrics)}
+
+
+if __name__ == "__main__" and sys.argv[1] == "--bs":
+    print(json.dumps(_by_hand(sys.argv[2])))
+elif __name__ == "__main__":
     from torch._dynamo.testing import CompileCounter
     from torch._dynamo.utils import get_compilation_metrics
 
