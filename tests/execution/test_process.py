@@ -254,7 +254,7 @@ def test_hung_run_times_out_and_leaves_no_process_behind(gated, tmp_path, mode):
     is per run and the worker that ran out of time is replaced by a fresh one."""
     path, out = gated("[gated, default]"), tmp_path / "out.json"
     done = subprocess.run(
-        _cli(str(path), *MODES[mode], "--timeout", "15", "-o", str(out)),
+        _cli(str(path), *MODES[mode], "--timeout", "10", "-o", str(out)),
         capture_output=True,
         text=True,
         timeout=180,
