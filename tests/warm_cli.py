@@ -28,6 +28,8 @@ SWITCH = "RECOMPILE_PROBE_TEST_WARM"
 #: the real subprocess.run, whatever conftest puts in its place
 REAL_RUN = subprocess.run
 _servers: dict[tuple, warm.Server] = {}
+#: how the last call ran: "forked" or "fresh" (for the tests of this module)
+last = ""
 
 
 def _key(env: dict[str, str]) -> tuple:
@@ -76,13 +78,20 @@ def _forkable(args: Any, kwargs: dict) -> bool:
     )
 
 
+def _fresh(args: Any, *pos: Any, **kwargs: Any) -> subprocess.CompletedProcess:
+    global last
+    last = "fresh"
+    return REAL_RUN(args, *pos, **kwargs)
+
+
 def run(args: Any, *pos: Any, **kwargs: Any) -> subprocess.CompletedProcess:
+    global last
     if pos or not _forkable(args, kwargs):
-        return REAL_RUN(args, *pos, **kwargs)
+        return _fresh(args, *pos, **kwargs)
     env = {k: str(v) for k, v in (kwargs.get("env") or os.environ).items()}
     server = _server(env)
     if server is None:
-        return REAL_RUN(args, **kwargs)
+        return _fresh(args, **kwargs)
     text = bool(kwargs.get("text") or kwargs.get("encoding"))
     with tempfile.TemporaryDirectory(prefix="warm-cli-") as folder:
         out, err = Path(folder, "out"), Path(folder, "err")
@@ -96,7 +105,7 @@ def run(args: Any, *pos: Any, **kwargs: Any) -> subprocess.CompletedProcess:
                 cwd=str(kwargs["cwd"]) if kwargs.get("cwd") else None,
             )
         except OSError:
-            return REAL_RUN(args, **kwargs)
+            return _fresh(args, **kwargs)
         given = kwargs.get("input")
         with contextlib.suppress(BrokenPipeError):
             if given:
@@ -110,6 +119,7 @@ def run(args: Any, *pos: Any, **kwargs: Any) -> subprocess.CompletedProcess:
             child.wait(30)
             raise subprocess.TimeoutExpired(list(args), kwargs.get("timeout") or 0.0) from None
         stdout, stderr = out.read_bytes(), err.read_bytes()
+    last = "forked"
     result = subprocess.CompletedProcess(
         list(args),
         code,
