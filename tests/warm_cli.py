@@ -33,13 +33,7 @@ last = ""
 
 
 def _key(env: dict[str, str]) -> tuple:
-    return tuple(
-        sorted(
-            (k, v)
-            for k, v in env.items()
-            if k.upper().startswith(warm.IMPORT_TIME_PREFIXES) and k != "PYTHONUNBUFFERED"
-        )
-    )
+    return tuple(sorted(warm.import_time(env).items()))
 
 
 #: the import-time variables a test may set and still be forked; any other that differs from

@@ -211,6 +211,16 @@ _server: Server | None = None
 _failed: str | None = None
 
 
+def import_time(env: dict[str, str]) -> dict[str, str]:
+    """The variables of ``env`` that torch, its libraries or Python may read when imported (the
+    server's own PYTHONUNBUFFERED aside): a fork is a fresh start only where these are equal."""
+    return {
+        k: v
+        for k, v in env.items()
+        if k.upper().startswith(IMPORT_TIME_PREFIXES) and k != "PYTHONUNBUFFERED"
+    }
+
+
 def why_not(env: dict[str, str]) -> str | None:
     """Why a worker with environment ``env`` cannot be forked from this process's warm server
     (None: it can)."""
@@ -220,14 +230,9 @@ def why_not(env: dict[str, str]) -> str | None:
         return "this platform has no fork"
     if _failed is not None:
         return _failed
-    base = _server.env if _server is not None else dict(os.environ)
-    differ = sorted(
-        k
-        for k in set(base) | set(env)
-        if base.get(k) != env.get(k)
-        and k.upper().startswith(IMPORT_TIME_PREFIXES)
-        and k != "PYTHONUNBUFFERED"  # the server runs unbuffered too
-    )
+    base = import_time(_server.env if _server is not None else dict(os.environ))
+    wanted = import_time(env)
+    differ = sorted(k for k in set(base) | set(wanted) if base.get(k) != wanted.get(k))
     if differ:
         return (
             "its environment differs from the warm server's in "

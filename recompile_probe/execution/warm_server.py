@@ -6,9 +6,8 @@ It runs no tensor op and compiles nothing, so a forked worker starts from the Dy
 fresh interpreter has: no cache entry, no counter moved, no thread pool started. The child
 then becomes what ``python -m MODULE ARGS`` would have been: its own session and process group,
 the job pipe on stdin and its stderr file on stdout and stderr (or a stdout of its own), the
-parent's working directory
-and environment as of the request, ``sys.argv`` and ``sys.path[0]`` as ``-m`` sets them, a
-fresh seed for ``random``; then the module runs as ``__main__``.
+parent's working directory and environment as of the request, ``sys.argv`` and ``sys.path[0]``
+as ``-m`` sets them, a fresh seed for ``random``; then the module runs as ``__main__``.
 
 Protocol on the inherited SOCK_SEQPACKET socket, one JSON message per packet: in, ``{"module",
 "args", "cwd", "env"}`` with two descriptors (the job pipe's read end, the stderr file, which

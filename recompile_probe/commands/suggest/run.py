@@ -191,7 +191,7 @@ def suggest(
         notes += (
             f"{cut} candidates cut: each was stopped at the call where its compiles passed "
             "those of the leader of the moment, so its compiles are a lower bound (≥) and it "
-            "could not rank first; the others ran every call",
+            "could not rank first; the others were measured in full",
         )
     if bench.finalists or bench.untimed_count():
         why = (
