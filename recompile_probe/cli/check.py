@@ -35,13 +35,16 @@ from .common import (
     progress,
     read_reports,
 )
+from .registry import summary
 
 
 @app.command(
-    help="Run scenarios and gate on their budgets (the `expect:` section).\n\n"
-    "Exit 0: every budget holds; 1: a budget is broken or the baseline regressed; "
-    "2: usage or scenario error; 3: a target fails without torch.compile, or an "
-    "internal error. Every violation is reported, not just the first."
+    help=summary(
+        "check",
+        "Exit 0: every budget holds; 1: a budget is broken or the baseline regressed; "
+        "2: usage or scenario error; 3: a target fails without torch.compile, or an "
+        "internal error. Every violation is reported, not just the first.",
+    )
 )
 def check(
     scenarios: List[Path] = typer.Argument(..., help="Scenario files or directories of them."),

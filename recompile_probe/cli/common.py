@@ -1,4 +1,4 @@
-"""What every command shares: the app, error handling, options, progress and output.
+"""What every command shares: error handling, options, progress and output.
 
 Nothing here imports torch at import time, so `--help`, `--version`, `targets`, `strategies` and
 `render` stay fast and work without torch.
@@ -13,30 +13,15 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
-from . import lazy_rich
+import typer
+from rich.console import Console
+from rich.markup import escape
 
-lazy_rich.defer()  # before typer's help renderer is first imported
-
-import typer  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.markup import escape  # noqa: E402
-
-from ..artefacts import Artefacts, writable, write_atomic  # noqa: F401,E402  (re-exported)
-from ..errors import ExitCode, ProbeError, UsageError  # noqa: E402
-from ..render import formats  # noqa: E402
-from ..render.formats import Document  # noqa: E402
-from ..version import __version__  # noqa: E402
-
-app = typer.Typer(
-    name="recompile-probe",
-    help="Find, explain and prevent torch.compile (Dynamo) recompilations.\n\n"
-    "Drives a target through batch-size sequences under each specialization strategy and "
-    "compares compiles, recompiles, guards, compile time, per-call cost and correctness.",
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode="rich",
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+from ..artefacts import Artefacts, writable, write_atomic  # noqa: F401  (re-exported)
+from ..errors import ExitCode, ProbeError, UsageError
+from ..render import formats
+from ..render.formats import Document
+from .registry import app  # noqa: F401  (re-exported: every command registers on it)
 
 err = Console(stderr=True, highlight=False)
 #: listings that are not a document of a run (targets, strategies): straight to stdout
@@ -50,21 +35,6 @@ COUNTS_HELP = (
     "re-run `repeats` times, through the driver if any, with fresh inputs (marks included; n/a "
     "if that re-run compiles)."
 )
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"recompile-probe {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
-) -> None:
-    """Find, explain and prevent torch.compile (Dynamo) recompilations."""
 
 
 @contextlib.contextmanager

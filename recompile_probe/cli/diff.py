@@ -17,12 +17,10 @@ from .common import (
     format_option,
     read_reports,
 )
+from .registry import summary
 
 
-@app.command(
-    help="Compare two JSON reports side by side (e.g. two torch versions). No torch "
-    "needed, nothing is run."
-)
+@app.command(help=summary("diff"))
 def diff(
     old: Path = typer.Argument(..., help="The earlier report (or bundle)."),
     new: Path = typer.Argument(..., help="The later report (or bundle)."),

@@ -30,13 +30,10 @@ from .common import (
     trace_dir_arg,
     writable,
 )
+from .registry import summary
 
 
-@app.command(
-    help="Explain recompiles: cache entries and their guards, guard diffs between "
-    "entries, classified reasons, the strategies that measurably removed each one, and "
-    "what each strategy costs per call."
-)
+@app.command(help=summary("explain"))
 def explain(
     scenario: Optional[Path] = typer.Argument(
         None,

@@ -8,9 +8,10 @@ from typing import Optional
 import typer
 
 from .common import DEBUG_OPTION, app, errors_to_exit, out
+from .registry import summary
 
 
-@app.command(help="List the built-in targets and their parameters.")
+@app.command(help=summary("targets"))
 def targets() -> None:
     from rich.table import Table
 
@@ -29,7 +30,7 @@ def targets() -> None:
     )
 
 
-@app.command(help="List the strategies (built-in, plus a scenario's custom ones).")
+@app.command(help=summary("strategies"))
 def strategies(
     scenario: Optional[Path] = typer.Argument(
         None, help="Also list this scenario's custom_strategies.", show_default=False

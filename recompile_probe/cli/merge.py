@@ -10,15 +10,16 @@ import typer
 
 from ..errors import ExitCode, ReportError
 from .common import DEBUG_OPTION, app, err, errors_to_exit, writable, write_atomic
+from .registry import summary
 
 
 @app.command(
-    help="Join the JSON reports of `check --shard K/N` into the report one unsharded "
-    "`check` writes (same runs, order and figures); then `check SCENARIO... "
-    "--from-report FILE` judges budgets and a baseline on it. No torch needed, nothing "
-    "is run.\n\nExit 0: merged; 2: the shards do not make one report (another plan, a "
-    "shard missing or twice, runs overlapping or lost, another torch); 3: a shard "
-    "could not run a scenario (it is left out, as `check` leaves it out)."
+    help=summary(
+        "merge",
+        "Exit 0: merged; 2: the shards do not make one report (another plan, a shard missing "
+        "or twice, runs overlapping or lost, another torch); 3: a shard could not run a "
+        "scenario (it is left out, as `check` leaves it out).",
+    )
 )
 def merge(
     shards: List[Path] = typer.Argument(..., help="Every shard's --json report."),

@@ -18,12 +18,10 @@ from .common import (
     formats,
     read_saved,
 )
+from .registry import summary
 
 
-@app.command(
-    help="Re-render a saved JSON report (from `run`, a bundle from `check`, or `watch` / "
-    "`summarize`) without running anything; no torch needed."
-)
+@app.command(help=summary("render"))
 def render(
     report: Path = typer.Argument(
         ..., help="A JSON report written by `run`, `check`, `watch` or `summarize`."

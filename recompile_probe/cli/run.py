@@ -30,9 +30,10 @@ from .common import (
     trace_dir_arg,
     writable,
 )
+from .registry import summary
 
 
-@app.command(help="Run a scenario under every strategy and compare them.\n\n" + COUNTS_HELP)
+@app.command(help=summary("run", COUNTS_HELP))
 def run(
     scenario: Optional[Path] = typer.Argument(
         None,

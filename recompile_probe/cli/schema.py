@@ -9,12 +9,10 @@ from typing import Optional
 import typer
 
 from .common import DEBUG_OPTION, app, err, errors_to_exit, write_atomic
+from .registry import summary
 
 
-@app.command(
-    help="Print the JSON Schema (draft 2020-12) of the scenario file (for editors: "
-    "completion and checks as you type) or of a JSON report; no torch needed."
-)
+@app.command(help=summary("schema"))
 def schema(
     name: str = typer.Argument(
         ...,

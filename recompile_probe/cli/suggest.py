@@ -27,18 +27,19 @@ from .common import (
     read_report,
 )
 from .progress import meter
+from .registry import summary
 
 #: --time-limit's default, in seconds (docs/suggest.md says why ten minutes)
 TIME_LIMIT = 600.0
 
 
 @app.command(
-    help="Find, by measurement, the smallest marking (mark_dynamic / mark_unbacked per "
-    "argument dim, or a whole-function strategy) that removes every avoidable "
-    "recompile over the scenario's sequences. Every candidate is a real run of every "
-    "sequence; the winner is shown minimal by the measured runs without each of its "
-    "marks. Exit 0: a candidate ran cleanly; 1: none did; 2: usage or scenario error; "
-    "3: the target fails without torch.compile."
+    help=summary(
+        "suggest",
+        "Every candidate is a real run of every sequence; the winner is shown minimal by the "
+        "measured runs without each of its marks. Exit 0: a candidate ran cleanly; 1: none "
+        "did; 2: usage or scenario error; 3: the target fails without torch.compile.",
+    )
 )
 def suggest(
     scenario: Optional[Path] = typer.Argument(

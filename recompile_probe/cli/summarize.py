@@ -24,13 +24,10 @@ from .common import (
     rank_gate,
     writable,
 )
+from .registry import summary
 
 
-@app.command(
-    help="Summarise TORCH_TRACE structured logs written by any run (TORCH_TRACE=dir "
-    "python ..., several ranks allowed) into the same per-function table as `watch`; "
-    "per-rank traces are compared: functions the ranks compiled differently. No torch needed."
-)
+@app.command(help=summary("summarize"))
 def summarize(
     trace: Path = typer.Argument(..., help="A trace directory or one trace file."),
     fmt: str = format_option(Document.FUNCTIONS),

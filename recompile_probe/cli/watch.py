@@ -26,19 +26,20 @@ from .common import (
     trace_dir_arg,
     writable,
 )
+from .registry import summary
 
 
 @app.command(
-    help="Run a Python program with the recorder active from its first import, and report "
-    "every compiled function: compiles, recompiles, graphs, graph breaks, cache entries, "
-    "guards and the distinct recompile reasons.\n\n"
-    "Usage: recompile-probe watch [OPTIONS] -- python SCRIPT.py ARGS... (also python -m "
-    "MODULE, and pytest ARGS). The program keeps its argv, stdin, stdout and exit code; the "
-    "report goes to stderr (or --output). With ranks (torchrun, torch.distributed.run, "
-    "torch.multiprocessing.spawn) the report compares them: functions the ranks compiled "
-    "differently. Exit: the program's code, or 1 when --max-recompiles is exceeded, or when "
-    "--fail-on-rank-divergence finds ranks that compiled differently (a failing program's "
-    "own code wins).",
+    help=summary(
+        "watch",
+        "Usage: recompile-probe watch [OPTIONS] -- python SCRIPT.py ARGS... (also python -m "
+        "MODULE, and pytest ARGS). The program keeps its argv, stdin, stdout and exit code; the "
+        "report goes to stderr (or --output). With ranks (torchrun, torch.distributed.run, "
+        "torch.multiprocessing.spawn) the report compares them: functions the ranks compiled "
+        "differently. Exit: the program's code, or 1 when --max-recompiles is exceeded, or when "
+        "--fail-on-rank-divergence finds ranks that compiled differently (a failing program's "
+        "own code wins).",
+    ),
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )
 def watch(

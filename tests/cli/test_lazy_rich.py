@@ -21,35 +21,30 @@ HELP_PATH = (
     " 'pygments', 'torch') if m in sys.modules]}}))\n"
 )
 
-#: what --help needs: the command modules (each registers its options), their shared module,
-#: the format table (every --format's choices), errors, files, the version
+#: what --help needs: the app with its table of commands (no command's module: each is loaded
+#: when it runs or prints its own help), the version
 EXPECTED = {
     "recompile_probe",
-    "recompile_probe.artefacts",
-    "recompile_probe.errors",
-    "recompile_probe.render",
-    "recompile_probe.render.formats",
     "recompile_probe.version",
     "recompile_probe.cli",
-    "recompile_probe.cli.common",
     "recompile_probe.cli.lazy_rich",
-    "recompile_probe.cli.progress",
-    *(
-        f"recompile_probe.cli.{c}"
-        for c in (
-            "check",
-            "diff",
-            "explain",
-            "listing",
-            "merge",
-            "render",
-            "run",
-            "schema",
-            "suggest",
-            "summarize",
-            "watch",
-        )
-    ),
+    "recompile_probe.cli.registry",
+}
+COMMAND_MODULES = {
+    f"recompile_probe.cli.{c}"
+    for c in (
+        "check",
+        "diff",
+        "explain",
+        "listing",
+        "merge",
+        "render",
+        "run",
+        "schema",
+        "suggest",
+        "summarize",
+        "watch",
+    )
 }
 
 
@@ -67,10 +62,16 @@ def test_help_imports_the_cli_and_nothing_of_records_or_analysis():
     assert loaded["heavy"] == []
 
 
-def test_a_commands_help_adds_nothing_either():
+def test_a_commands_help_loads_its_own_module_and_no_other_command():
     loaded, text = _help("check", "--help")
     assert "--annotations" in text
-    assert set(loaded["mods"]) == EXPECTED and loaded["heavy"] == []
+    mods = set(loaded["mods"])
+    assert EXPECTED < mods and "recompile_probe.cli.check" in mods
+    assert mods & COMMAND_MODULES == {"recompile_probe.cli.check"}
+    assert not any(
+        m.startswith(("recompile_probe.records", "recompile_probe.analysis")) for m in mods
+    )
+    assert loaded["heavy"] == []
 
 
 def test_the_help_is_the_same_with_the_real_modules_loaded_first():
