@@ -45,7 +45,10 @@ def truth():
     return out
 
 
-@pytest.fixture(scope="module", params=["inline", "process"])
+#: the process twin runs the same Prepared run in a worker: the exhaustive tier's mode comparison
+@pytest.fixture(
+    scope="module", params=["inline", pytest.param("process", marks=pytest.mark.exhaustive)]
+)
 def report(request, tmp_path_factory):
     path = tmp_path_factory.mktemp("bert") / "report.json"
     done = subprocess.run(

@@ -1,8 +1,8 @@
 """An encoder-decoder's generate() loop (tests/programs/t5_generate: a tiny T5, random weights):
 generate() runs the encoder and builds decoder_input_ids itself, and the cross-attention cache's
 flags change between steps. The default run's compiles and failed compiles are the plain
-program's (Dynamo's compilation metrics, a counting backend), and explain never offers as a fix
-a strategy the same report measured with more compiles. Needs transformers (a dev dependency)."""
+program's (Dynamo's compilation metrics, a counting backend), and explain offers as a fix only
+the strategy the same report measured with fewer compiles. Needs transformers (a dev dependency)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _cli(*args):
     return done.stdout
 
 
-def test_t5_generate_counts_are_the_programs_and_no_worse_strategy_is_a_fix(tmp_path):
+def test_t5_generate_counts_are_the_programs_and_the_fix_offered_is_one_measured_better(tmp_path):
     plain = subprocess.run(
         [sys.executable, str(PROGRAM / "model.py"), "--count"],
         capture_output=True, text=True, env=_env(), timeout=600,
@@ -42,12 +42,12 @@ def test_t5_generate_counts_are_the_programs_and_no_worse_strategy_is_a_fix(tmp_
     assert plain.returncode == 0, plain.stderr[-3000:]
     truth = json.loads(plain.stdout.strip().splitlines()[-1])
     report = tmp_path / "report.json"
-    # the strategy explain offers, and one the report measures worse (15 compiles to 9)
+    # default: the program's counts; dynamic_true: the strategy explain offers
     _cli(
         "run",
         str(PROGRAM / "generate.yaml"),
         "-s",
-        "default,dynamic_true,unbacked_sources",
+        "default,dynamic_true",
         "-f",
         "json",
         "-o",
@@ -74,7 +74,7 @@ def test_t5_generate_counts_are_the_programs_and_no_worse_strategy_is_a_fix(tmp_
     (explained,) = doc["explanations"]
     compiles = {name: r["compiles"] for name, r in runs.items()}
     offered = {f["strategy"] for r in explained["recompile_reasons"] for f in r["fixes"]}
-    assert offered, "dynamic_true removes the last prefill's recompiles"
-    assert all(compiles[name] <= compiles["default"] for name in offered), (offered, compiles)
-    assert "unbacked_sources" not in offered
-    assert compiles["unbacked_sources"] > compiles["default"]
+    assert offered == {"dynamic_true"}, "dynamic_true removes the last prefill's recompiles"
+    assert compiles["dynamic_true"] < compiles["default"], compiles
+    # a strategy the report did not measure is said as not measured, never offered as a fix
+    assert all(name in runs for name in offered)
