@@ -8,14 +8,7 @@ from collections.abc import Sequence
 from ..analysis import baseline
 from ..analysis.check import Outcome
 from ..analysis.explain import Explained
-from ..analysis.notes import noise_note, slow_winner
-from ..analysis.ranks import rank_cell
-from ..analysis.ranks import verdict as rank_verdict
-from ..analysis.sequence import moved, points_of, sequence_label, stepped, transitions
-from ..analysis.verdicts import best, verdict
-from ..records.ranks import RankRuns
 from ..records.report import Report
-from ..records.run import Run
 from ..records.suggestion import Suggestion
 from ..records.watch import WatchReport
 from . import cells
@@ -28,6 +21,7 @@ from .lines import functions as function_lines
 from .lines import ranks as rank_lines
 from .lines import suggest as suggest_lines
 from .lines.ranks import RanksView
+from .lines.reports import RanksLines, SequenceLines, of_report
 
 
 def _escape(text: str) -> str:
@@ -62,29 +56,17 @@ def _report(report: Report) -> str:
         out += [_escape(line), ""]
     if not report.complete:
         out += ["**Interrupted: only the runs that finished are shown.**", ""]
-    for name, _sizes in report.sequences():
-        every = report.runs_for(name)
-        ranks = sorted({r.rank for r in every if r.rank is not None})
-        shown: list[int | None] = [*ranks] if ranks else [None]
-        for rank in shown:  # a distributed scenario: each rank's runs, then the ranks
-            runs = [r for r in every if r.rank == rank]
-            label = f"`{name}`" + ("" if rank is None else f" · rank {rank}")
-            out += _sequence(label, name, runs)
-        if ranks and report.rank_runs is not None:
-            out += _ranks(report.rank_runs, name)
+    for part in of_report(report):
+        out += _sequence(part) if isinstance(part, SequenceLines) else _ranks(part)
     return "\n".join(out)
 
 
-def _ranks(rank_runs: RankRuns, sequence: str) -> list[str]:
-    world = [str(r) for r in range(rank_runs.world_size)]
-    rows = [
-        [c.strategy, *[rank_cell(c.by_rank.get(r)) for r in world], _agree(c.agree, c.differs)]
-        for c in rank_runs.comparisons
-        if c.sequence == sequence
-    ]
-    out = [f"### Ranks: `{sequence}`", ""]
+def _ranks(ranks: RanksLines) -> list[str]:
+    world = [str(r) for r in range(ranks.world_size)]
+    rows = [[row.strategy, *row.cells, _agree(row.agree, row.differs)] for row in ranks.rows]
+    out = [f"### Ranks: `{ranks.sequence}`", ""]
     out += _table(["strategy", *[f"rank {r}" for r in world], "ranks agree"], rows)
-    return out + ["", f"**Ranks verdict:** {_escape(rank_verdict(rank_runs, sequence))}", ""]
+    return out + ["", f"**Ranks verdict:** {_escape(ranks.verdict)}", ""]
 
 
 def _agree(agree: bool | None, differs: tuple[str, ...]) -> str:
@@ -92,41 +74,37 @@ def _agree(agree: bool | None, differs: tuple[str, ...]) -> str:
     return text + (f" ({', '.join(differs)})" if agree is False and differs else "")
 
 
-def _sequence(label: str, name: str, runs: list[Run]) -> list[str]:
+def _sequence(seq: SequenceLines) -> list[str]:
     """One sequence (on one rank): its table, timeline, reasons and verdict."""
-    out: list[str] = []
-    winner = best(runs)
-    plain = cells.plain(runs)
-    out += [f"### Sequence {label}: {sequence_label(points_of(runs), 80)}", ""]
+    runs = list(seq.runs)
+    label = f"`{seq.name}`" + ("" if seq.rank is None else f" · rank {seq.rank}")
+    out = [f"### Sequence {label}: {seq.label(80)}", ""]
     rows = []
     columns = cells.columns(runs)
     for run in runs:
         row = cells.row(run, cells.FAILED_COLUMN in columns, cells.COVERS_COLUMN in columns)
-        if run is winner:
+        if run is seq.winner:
             row = [f"**{c}**" for c in row]
         rows.append(row + [f"`{cells.timeline(run)}`" if run.calls else ""])
     out += _table([cells.header(h) for h, _ in columns] + ["timeline"], rows)
     out += [
         "",
-        f"Timeline: {cells.LEGEND}" + (f". {cells.GROUPED}" if any(map(stepped, runs)) else ""),
+        f"Timeline: {cells.LEGEND}" + (f". {cells.GROUPED}" if seq.stepped else ""),
         "",
     ]
-    found = [(run, t) for run in runs for t in transitions(run)]
-    if found:
+    if seq.recompiles:
         out += _table(
-            ["strategy", "call", "B" if plain else "change", "compile id", "kind", "reason"],
+            ["strategy", "call", "B" if seq.plain else "change", "compile id", "kind", "reason"],
             [
                 [
                     t.strategy,
                     str(t.call_index),
-                    f"{'?' if t.batch_before is None else t.batch_before} → {t.batch_after}"
-                    if plain
-                    else moved(run, t),
+                    t.change,
                     t.compile_id or cells.NA,
-                    t.kind or "other",
+                    t.kind,
                     cells.reason(t.reason),
                 ]
-                for run, t in found
+                for t in seq.recompiles
             ],
         )
         out.append("")
@@ -136,10 +114,9 @@ def _sequence(label: str, name: str, runs: list[Run]) -> list[str]:
     notes = [line for line in (cells.error_line(r) for r in runs) if line]
     notes += cells.run_notes(runs)
     out += [f"- {_escape(n)}" for n in notes] + ([""] if notes else [])
-    out += [f"**Verdict:** {verdict(name, runs)}", ""]
-    for note in (slow_winner(runs), noise_note(runs)):
-        if note:
-            out += [f"> {note}", ""]
+    out += [f"**Verdict:** {seq.verdict}", ""]
+    for note in seq.notes:
+        out += [f"> {note}", ""]
     return out
 
 

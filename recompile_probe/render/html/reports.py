@@ -8,19 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ...analysis.diffs import GuardDiff, diffs
-from ...analysis.notes import noise_note, slow_winner
-from ...analysis.ranks import rank_cell
-from ...analysis.ranks import verdict as rank_verdict
-from ...analysis.sequence import Transition, moved, points_of, sequence_label, stepped, transitions
-from ...analysis.verdicts import best, plural, verdict
-from ...records.ranks import RankRuns
+from ...analysis.diffs import GuardDiff
 from ...records.report import Report
 from ...records.run import Run
 from .. import cells
 from ..formats import Layout
 from ..lines import coverage
 from ..lines.explain import diff_lines
+from ..lines.reports import RanksLines, SequenceLines, of_report
 from .page import env_section, esc, html_page, html_table, pre_block
 from .timeline import legend, timeline
 
@@ -66,30 +61,22 @@ def _reason_cell(run: Run, compile_id: str | None, reason: str | None) -> str:
     return pre_block(cells.reason_with_origins(run, compile_id, reason).splitlines())
 
 
-def _change(run: Run, t: Transition, plain: bool) -> str:
-    if plain:
-        return f"{'?' if t.batch_before is None else t.batch_before} → {t.batch_after}"
-    return moved(run, t)
-
-
-def _reasons(runs: list[Run]) -> str:
-    found = [(run, t) for run in runs for t in transitions(run)]
-    if not found:
+def _reasons(seq: SequenceLines) -> str:
+    if not seq.recompiles:
         return ""
-    plain = cells.plain(runs)
     rows = [
         f'<tr><td>{esc(t.strategy)}</td><td class="n">{t.call_index}</td>'
-        f'<td class="mono">{esc(_change(run, t, plain))}</td>'
+        f'<td class="mono">{esc(t.change)}</td>'
         f'<td class="mono">{esc(t.compile_id or cells.NA)}</td>'
-        f'<td><span class="kind">{esc(t.kind or "other")}</span></td>'
-        f"<td>{_reason_cell(run, t.compile_id, t.reason)}</td></tr>"
-        for run, t in found
+        f'<td><span class="kind">{esc(t.kind)}</span></td>'
+        f"<td>{_reason_cell(t.run, t.compile_id, t.reason)}</td></tr>"
+        for t in seq.recompiles
     ]
     table = html_table(
         [
             ("strategy", ""),
             ("call", ""),
-            ("B" if plain else "change", ""),
+            ("B" if seq.plain else "change", ""),
             ("id", "compile id, frame/attempt as tlparse shows it"),
             ("kind", "the first failing guard's kind"),
             ("reason", ""),
@@ -97,8 +84,8 @@ def _reasons(runs: list[Run]) -> str:
         rows,
         "reasons",
     )
-    title = f"Recompile reasons ({len(found)})"
-    if len(found) > OPEN_REASONS:
+    title = f"Recompile reasons ({len(seq.recompiles)})"
+    if len(seq.recompiles) > OPEN_REASONS:
         return f'<details class="reasons"><summary>{esc(title)}</summary>{table}</details>'
     return f"<h3>{esc(title)}</h3>{table}"
 
@@ -107,19 +94,16 @@ def diff_block(d: GuardDiff) -> str:
     return pre_block(diff_lines(d)[1:], "diff")
 
 
-def _diffs(runs: list[Run]) -> str:
+def _diffs(seq: SequenceLines) -> str:
     parts = []
-    for run in runs:
-        found = diffs(run)
-        if not found:
-            continue
+    for found in seq.guard_diffs:
         inner = "".join(
             f'<h3 class="mono">{esc(d.function)} {esc(d.old)} → {esc(d.new)}</h3>' + diff_block(d)
-            for d in found
+            for d in found.diffs
         )
         parts.append(
-            f'<details class="diffs"><summary>{esc(run.strategy)}: '
-            f"{esc(plural(len(found), 'guard diff'))} between cache entries"
+            f'<details class="diffs"><summary>{esc(found.run.strategy)}: '
+            f"{esc(found.title)} between cache entries"
             f"</summary>{inner}</details>"
         )
     return "<h3>Guard diffs</h3>" + "".join(parts) if parts else ""
@@ -151,42 +135,38 @@ def _violations(runs: list[Run]) -> str:
     )
 
 
-def _ranks(rank_runs: RankRuns, sequence: str) -> str:
+def _ranks(ranks: RanksLines) -> str:
     """Each strategy's ranks side by side, and the line that says which makes them agree."""
-    world = [str(r) for r in range(rank_runs.world_size)]
+    world = [str(r) for r in range(ranks.world_size)]
     headers = [("strategy", ""), *((f"rank {r}", "") for r in world), ("ranks agree", "")]
     rows = []
-    for c in rank_runs.comparisons:
-        if c.sequence != sequence:
-            continue
-        agree = {True: "yes", False: "no", None: "n/a"}[c.agree]
-        if c.agree is False and c.differs:
-            agree += f" ({', '.join(c.differs)})"
-        cells_ = "".join(f"<td>{esc(rank_cell(c.by_rank.get(r)))}</td>" for r in world)
-        rows.append(f"<tr><td>{esc(c.strategy)}</td>{cells_}<td>{esc(agree)}</td></tr>")
+    for row in ranks.rows:
+        agree = {True: "yes", False: "no", None: "n/a"}[row.agree]
+        if row.agree is False and row.differs:
+            agree += f" ({', '.join(row.differs)})"
+        cells_ = "".join(f"<td>{esc(c)}</td>" for c in row.cells)
+        rows.append(f"<tr><td>{esc(row.strategy)}</td>{cells_}<td>{esc(agree)}</td></tr>")
     return (
-        f'<section class="sequence"><h2>Ranks: {esc(sequence)}</h2>'
+        f'<section class="sequence"><h2>Ranks: {esc(ranks.sequence)}</h2>'
         + html_table(headers, rows)
-        + f'<p class="verdict"><b>Ranks verdict:</b> {esc(rank_verdict(rank_runs, sequence))}'
+        + f'<p class="verdict"><b>Ranks verdict:</b> {esc(ranks.verdict)}'
         "</p></section>"
     )
 
 
-def _sequence(name: str, runs: list[Run], anchor: str) -> str:
-    winner = best(runs)
-    points = points_of(runs)
+def _sequence(seq: SequenceLines, anchor: str) -> str:
+    runs = list(seq.runs)
     eager = cells.eager_label(runs)
     out = [
         f'<section class="sequence" id="{esc(anchor)}">',
-        f'<h2>Sequence {esc(name)}: <span class="mono">'
-        f"{esc(sequence_label(points, 160))}</span></h2>",
+        f'<h2>Sequence {esc(seq.title)}: <span class="mono">{esc(seq.label(160))}</span></h2>',
     ]
     if eager is not None:
         out.append(f'<p class="meta">{esc(eager)}</p>')
-    out.append(_summary(runs, winner))
-    out.append(f"<h3>Timeline</h3>{legend(any(map(stepped, runs)))}" + timeline(runs, points))
-    out.append(_reasons(runs))
-    out.append(_diffs(runs))
+    out.append(_summary(runs, seq.winner))
+    out.append(f"<h3>Timeline</h3>{legend(seq.stepped)}" + timeline(runs, list(seq.points)))
+    out.append(_reasons(seq))
+    out.append(_diffs(seq))
     out.append(_violations(runs))
     failed = [line for line in (cells.error_line(r) for r in runs) if line]
     if failed:
@@ -201,10 +181,8 @@ def _sequence(name: str, runs: list[Run], anchor: str) -> str:
     notes = cells.run_notes(runs)
     if notes:
         out.append("<h3>Notes</h3><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
-    out.append(f'<p class="verdict"><b>Verdict:</b> {esc(verdict(name, runs))}</p>')
-    for note in (slow_winner(runs), noise_note(runs)):
-        if note:
-            out.append(f'<p class="note"><b>Note:</b> {esc(note)}</p>')
+    out.append(f'<p class="verdict"><b>Verdict:</b> {esc(seq.verdict)}</p>')
+    out += [f'<p class="note"><b>Note:</b> {esc(note)}</p>' for note in seq.notes]
     out.append("</section>")
     return "\n".join(part for part in out if part)
 
@@ -224,17 +202,13 @@ def _report(report: Report, index: int) -> list[str]:
         out.append('<p class="alert">Interrupted: only the runs that finished are shown.</p>')
     if not report.runs:
         out.append('<p class="muted">No runs.</p>')
-    for k, (name, _) in enumerate(report.sequences()):
-        every = report.runs_for(name)
-        ranks = sorted({r.rank for r in every if r.rank is not None})
-        if not ranks:
-            out.append(_sequence(name, every, f"r{index}-s{k}"))
+    names = [name for name, _ in report.sequences()]
+    for part in of_report(report):
+        if isinstance(part, RanksLines):
+            out.append(_ranks(part))
             continue
-        for rank in ranks:  # a distributed scenario: each rank's runs, then the ranks compared
-            mine = [r for r in every if r.rank == rank]
-            out.append(_sequence(f"{name} · rank {rank}", mine, f"r{index}-s{k}-rank{rank}"))
-        if report.rank_runs is not None:
-            out.append(_ranks(report.rank_runs, name))
+        anchor = f"r{index}-s{names.index(part.name)}"
+        out.append(_sequence(part, anchor if part.rank is None else f"{anchor}-rank{part.rank}"))
     out.append(
         env_section(
             report.tool,

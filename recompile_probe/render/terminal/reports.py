@@ -10,18 +10,12 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from ...analysis.notes import noise_note, slow_winner
-from ...analysis.ranks import rank_cell
-from ...analysis.ranks import verdict as rank_verdict
-from ...analysis.sequence import batch_only, moved, points_of, sequence_label, stepped, transitions
-from ...analysis.verdicts import best, verdict
-from ...records.ranks import RankRuns
 from ...records.report import Report
 from ...records.run import Run
-from ...sizes.points import Point
 from .. import cells
 from ..formats import Layout
 from ..lines import coverage
+from ..lines.reports import RanksLines, SequenceLines, of_report
 from .console import draw
 
 _EVENT_STYLE = {
@@ -84,13 +78,14 @@ def _summary(runs: list[Run], winner: Run | None, width: int) -> Table:
     return table
 
 
-def _timeline(runs: list[Run], points: list[Point], width: int) -> list[Table]:
+def _timeline(seq: SequenceLines, width: int) -> list[Table]:
     """Marks under their points, a column per point; as many tables as it takes to stay within
     ``width``. A batch-only sequence heads its columns with B's sizes,
     several symbols get a header row each."""
-    shown = [r for r in runs if r.status != "unsupported"]
+    points = seq.points
+    shown = [r for r in seq.runs if r.status != "unsupported"]
     groups = {id(r): cells.by_point(r, len(points)) for r in shown}
-    batch = batch_only(points)
+    batch = seq.batch_only
     symbols = list(dict.fromkeys(s for p in points for s in p.symbols))
     heads = [[str(p.get(s)) if p.get(s) is not None else "" for s in symbols] for p in points]
     widths = [
@@ -133,66 +128,52 @@ def _timeline(runs: list[Run], points: list[Point], width: int) -> list[Table]:
     return tables
 
 
-def _reasons(runs: list[Run], verbose: bool = False, width: int = 120) -> Table | None:
+def _reasons(seq: SequenceLines, verbose: bool = False, width: int = 120) -> Table | None:
     """A row per recompile: its kind, then its causes with the other failing guards counted
     (every guard of every entry, with ``verbose``)."""
-    rows = [(run, t) for run in runs for t in transitions(run)]
-    if not rows:
+    if not seq.recompiles:
         return None
-    plain = cells.plain(runs)
+    headers = ("strategy", "call", "B" if seq.plain else "change", "id", "kind / reason")
     fixed = [
         max([len(h), *(len(c) for c in column)])
         for h, column in zip(
-            ("strategy", "call", "change", "id"),
+            headers[:4],
             zip(
                 *[
-                    (
-                        t.strategy,
-                        str(t.call_index),
-                        f"{t.batch_before} → {t.batch_after}" if plain else moved(run, t),
-                        t.compile_id or cells.NA,
-                    )
-                    for run, t in rows
+                    (t.strategy, str(t.call_index), t.change, t.compile_id or cells.NA)
+                    for t in seq.recompiles
                 ]
             ),
         )
     ]
     room = width - sum(fixed) - 2 * len(fixed)  # rich: two spaces between columns
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
-    for header in ("strategy", "call", "B" if plain else "change", "id", "kind / reason"):
+    for header in headers:
         table.add_column(header, no_wrap=header != "kind / reason", overflow="fold")
-    for run, t in rows:
-        before = "?" if t.batch_before is None else str(t.batch_before)
-        why = Text(t.kind or "other", style="bold")
+    for t in seq.recompiles:
+        why = Text(t.kind, style="bold")
         why.append(
-            "\n" + cells.reason_with_origins(run, t.compile_id, t.reason, not verbose, room),
+            "\n" + cells.reason_with_origins(t.run, t.compile_id, t.reason, not verbose, room),
             style="",
         )
-        table.add_row(
-            t.strategy,
-            str(t.call_index),
-            f"{before} → {t.batch_after}" if plain else moved(run, t),
-            t.compile_id or cells.NA,
-            why,
-        )
+        table.add_row(t.strategy, str(t.call_index), t.change, t.compile_id or cells.NA, why)
     return table
 
 
-def _sequence(name: str, runs: list[Run], width: int, verbose: bool = False) -> Group:
-    winner = best(runs)
-    points = points_of(runs)
+def _sequence(seq: SequenceLines, width: int, verbose: bool = False) -> Group:
+    runs = list(seq.runs)
     eager = cells.eager_label(runs)
-    head, tail = f"Sequence {name}: ", "" if eager is None else f" · {eager}"
-    title = "\n" + head + sequence_label(points, width - len(head) - len(tail)) + tail
+    head, tail = f"Sequence {seq.title}: ", "" if eager is None else f" · {eager}"
+    title = "\n" + head + seq.label(width - len(head) - len(tail)) + tail
     parts: list = [
         Text(title, style="bold"),
-        _summary(runs, winner, width),
+        _summary(runs, seq.winner, width),
         Text(f"Timeline ({cells.LEGEND})", style="bold"),
     ]
-    if any(map(stepped, runs)):
+    if seq.stepped:
         parts.append(Text(cells.GROUPED))
-    parts += _timeline(runs, points, width)
-    reasons = _reasons(runs, verbose, width)
+    parts += _timeline(seq, width)
+    reasons = _reasons(seq, verbose, width)
     if reasons is not None:
         parts += [Text("\nRecompile reasons", style="bold"), reasons]
     covered = coverage.section(runs)
@@ -207,35 +188,30 @@ def _sequence(name: str, runs: list[Run], width: int, verbose: bool = False) -> 
     if run_notes:
         parts.append(Text("\nNotes", style="bold"))
         parts += [Text(f"  {line}") for line in run_notes]
-    parts.append(Text(f"\nVerdict: {verdict(name, runs)}", style="bold"))
-    for note in (slow_winner(runs), noise_note(runs)):
-        if note:
-            parts.append(Text(f"Note: {note}", style="yellow"))
+    parts.append(Text(f"\nVerdict: {seq.verdict}", style="bold"))
+    parts += [Text(f"Note: {note}", style="yellow") for note in seq.notes]
     return Group(*parts)
 
 
-def _ranks(rank_runs: RankRuns, sequence: str) -> Group:
+def _ranks(ranks: RanksLines) -> Group:
     """Each strategy's ranks side by side, whether they agree, and the line that says which
     strategy makes every rank compile the same."""
-    here = [c for c in rank_runs.comparisons if c.sequence == sequence]
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
     table.add_column("strategy", no_wrap=True)
-    ranks = [str(r) for r in range(rank_runs.world_size)]
-    for r in ranks:
+    for r in range(ranks.world_size):
         table.add_column(f"rank {r}", no_wrap=True)
     table.add_column("ranks agree", no_wrap=True)
-    winner = rank_runs.best.get(sequence)
-    for c in here:
-        agree = {True: "yes", False: "NO", None: "n/a"}[c.agree]
-        if c.agree is False and c.differs:
-            agree += f" ({', '.join(c.differs)})"
-        name = f"★ {c.strategy}" if c.strategy == winner else c.strategy
-        style = "bold green" if c.strategy == winner else ("bold red" if c.agree is False else "")
-        table.add_row(name, *[rank_cell(c.by_rank.get(r)) for r in ranks], agree, style=style)
+    for row in ranks.rows:
+        agree = {True: "yes", False: "NO", None: "n/a"}[row.agree]
+        if row.agree is False and row.differs:
+            agree += f" ({', '.join(row.differs)})"
+        name = f"★ {row.strategy}" if row.best else row.strategy
+        style = "bold green" if row.best else ("bold red" if row.agree is False else "")
+        table.add_row(name, *row.cells, agree, style=style)
     return Group(
-        Text(f"\nRanks: {sequence} on {rank_runs.world_size} ranks", style="bold"),
+        Text(f"\nRanks: {ranks.sequence} on {ranks.world_size} ranks", style="bold"),
         table,
-        Text(f"\nRanks verdict: {rank_verdict(rank_runs, sequence)}", style="bold"),
+        Text(f"\nRanks verdict: {ranks.verdict}", style="bold"),
     )
 
 
@@ -260,14 +236,8 @@ def _report(console: Console, *, report: Report, layout: Layout) -> None:
         console.print(Text(line, style="yellow"))
     if not report.complete:
         console.print(Text("Interrupted: only the runs that finished are shown.", style="bold red"))
-    for name, _sizes in report.sequences():
-        runs = report.runs_for(name)
-        ranks = sorted({r.rank for r in runs if r.rank is not None})
-        if not ranks:
-            console.print(_sequence(name, runs, width, verbose))
-            continue
-        for rank in ranks:  # each rank's own sizes, table and timeline
-            mine = [r for r in runs if r.rank == rank]
-            console.print(_sequence(f"{name} · rank {rank}", mine, width, verbose))
-        if report.rank_runs is not None:
-            console.print(_ranks(report.rank_runs, name))
+    for part in of_report(report):
+        if isinstance(part, SequenceLines):
+            console.print(_sequence(part, width, verbose))
+        else:
+            console.print(_ranks(part))
