@@ -119,6 +119,9 @@ class Server:
         self.lock = threading.Lock()
         #: the server's own start (torch and the worker's modules imported), once it is ready
         self.import_s: float | None = None
+        #: whether the server sent a scout to find what a first compile imports (False: the
+        #: list kept from an earlier start served), once it is ready
+        self.scouted: bool | None = None
 
     def ready(self) -> None:
         """Wait until the server has imported what workers need (once)."""
@@ -128,6 +131,7 @@ class Server:
         if message is None:
             raise OSError(f"the warm server was not ready within {READY_TIMEOUT_S:g} s")
         self.import_s = message["ready"]
+        self.scouted = message.get("scouted")
 
     def _receive(self, timeout: float | None, until: str) -> dict | None:
         """Messages until one with key ``until`` (returned); exit reports on the way are kept."""

@@ -11,10 +11,11 @@ as ``-m`` sets them, a fresh seed for ``random``; then the module runs as ``__ma
 
 Protocol on the inherited SOCK_SEQPACKET socket, one JSON message per packet: in, ``{"module",
 "args", "cwd", "env"}`` with two descriptors (the job pipe's read end, the stderr file, which
-takes stdout too) or three (stdin, stdout, stderr); out,
-``{"ready": import_s}`` once, ``{"pid": n}`` per request, ``{"exit": pid, "code": rc}`` when a
-child ends (``rc`` as ``subprocess`` gives it: ``-signal`` when killed). When the parent's end
-closes, every child's process group is sent SIGTERM and the server exits.
+takes stdout too) or three (stdin, stdout, stderr); out, ``{"ready": import_s, "scouted":
+bool}`` once (``scouted``: a scout child found what a first compile imports, rather than the
+list kept from an earlier start, warm_modules.py), ``{"pid": n}`` per request, ``{"exit": pid,
+"code": rc}`` when a child ends (``rc`` as ``subprocess`` gives it: ``-signal`` when killed).
+When the parent's end closes, every child's process group is sent SIGTERM and the server exits.
 """
 
 from __future__ import annotations
@@ -55,13 +56,22 @@ def main(fd: int) -> int:
     import importlib
 
     importlib.import_module("torch")
-    scout = _scout()  # side by side with what follows, on a second core
+    from . import warm_modules
+    from .warm import import_time
+
+    remembered = warm_modules.path(SCOUTED_BACKENDS, import_time(dict(os.environ)))
+    known = warm_modules.read(remembered)
+    # side by side with what follows, on a second core; not needed where a list is kept
+    scout = None if known is not None else _scout()
     for name in PRELOAD:
         importlib.import_module(name)
     from ..torch_compat.settings import changed_config
 
     changed_config()  # reads configs only; what it imports, every worker imports first
-    for name in _found(*scout):
+    if scout is not None:
+        known = _found(*scout)
+        warm_modules.write(remembered, known)
+    for name in known or ():
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a module made at run time, not importable by name
@@ -78,7 +88,7 @@ def main(fd: int) -> int:
     os.set_blocking(wake_write, False)
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
-    send(sock, {"ready": round(time.perf_counter() - started, 4)})
+    send(sock, {"ready": round(time.perf_counter() - started, 4), "scouted": scout is not None})
     children: set[int] = set()
     groups: set[int] = set()
     while True:

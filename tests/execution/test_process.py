@@ -253,8 +253,9 @@ def test_hung_run_times_out_and_leaves_no_process_behind(gated, tmp_path, mode):
     real figures; the child the target started is gone; the run exits 0. With --jobs the limit
     is per run and the worker that ran out of time is replaced by a fresh one."""
     path, out = gated("[gated, default]"), tmp_path / "out.json"
+    # 6 s: a forked worker runs the finished runs in about one; the hung one waits out the rest
     done = subprocess.run(
-        _cli(str(path), *MODES[mode], "--timeout", "10", "-o", str(out)),
+        _cli(str(path), *MODES[mode], "--timeout", "6", "-o", str(out)),
         capture_output=True,
         text=True,
         timeout=180,

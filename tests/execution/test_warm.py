@@ -218,3 +218,34 @@ def test_a_server_that_died_leaves_every_later_worker_fresh_with_the_reason(tmp_
         worker.stop()
         starts.append(json.loads((folder / "job.json").read_text())["start"])
     assert all(s.startswith("fresh interpreter: the warm server could not fork it") for s in starts)
+
+
+def test_a_later_server_imports_what_the_first_ones_scout_found_and_forks_the_same_figures(
+    tmp_path, monkeypatch
+):
+    """The first server of an installation sends a scout to find what a first compile imports
+    and keeps the list; the next one imports that list instead, and the workers it forks still
+    report what fresh interpreters report."""
+    if warm.why_not(dict(os.environ)) is not None:
+        pytest.skip("no warm server on this platform")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = warm.Server()
+    first.ready()
+    first.close()
+    (kept,) = tmp_path.glob("recompile-probe/first-compile-modules-*.json")
+    names = json.loads(kept.read_text())
+    assert first.scouted is True
+    assert "torch._dynamo.convert_frame" in names  # what compiling a frame imports
+    second = warm.Server()
+    second.ready()
+    assert second.scouted is False
+    monkeypatch.setattr(warm, "_server", second)
+    monkeypatch.setattr(warm, "_failed", None)
+    try:
+        chosen = {"strategies": ["default", "mark_unbacked"]}
+        forked = _process_report(CONFIGS / "logprobs.yaml", monkeypatch, True, **chosen)
+    finally:
+        second.close()
+    assert forked.environment.worker_start == warm.FORKED_WORDS
+    fresh = _process_report(CONFIGS / "logprobs.yaml", monkeypatch, False, **chosen)
+    _same(forked, fresh)
