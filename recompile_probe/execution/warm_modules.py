@@ -58,6 +58,7 @@ def write(file: Path, names: list[str]) -> None:
     """Atomically, so that a server starting beside this one reads a whole list or none."""
     if not names:
         return
+    tmp = None
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".modules-", suffix=".tmp")
@@ -65,5 +66,6 @@ def write(file: Path, names: list[str]) -> None:
             json.dump(names, out)
         os.replace(tmp, file)
     except OSError:
-        with contextlib.suppress(OSError, UnboundLocalError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)

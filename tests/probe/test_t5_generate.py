@@ -76,5 +76,3 @@ def test_t5_generate_counts_are_the_programs_and_the_fix_offered_is_one_measured
     offered = {f["strategy"] for r in explained["recompile_reasons"] for f in r["fixes"]}
     assert offered == {"dynamic_true"}, "dynamic_true removes the last prefill's recompiles"
     assert compiles["dynamic_true"] < compiles["default"], compiles
-    # a strategy the report did not measure is said as not measured, never offered as a fix
-    assert all(name in runs for name in offered)
