@@ -4,13 +4,19 @@ The worker gets every sequence of its strategy as a job (protocol.py) and writes
 run at once; the parent hands each run on as soon as its line is complete, so a crash, a timeout
 or a Ctrl-C loses only the runs that had not finished. After a timeout or a crash those become
 status ``error``; after Ctrl-C they are left out, as inline mode leaves them out. ``timeout``
-limits each strategy, counted from its worker's start.
+limits each strategy, counted from when its jobs are sent.
+
+Where two cores are free, the next strategy's worker starts while the current one runs and
+prepares the scenario (loads the target, warms up, computes the eager references: nothing of
+it compiles the target or depends on the strategy), so that a strategy's turn begins with its
+first run; its jobs are sent only when the current strategy is done, so runs never overlap.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import shutil
 import tempfile
 import time
@@ -40,6 +46,11 @@ class ProcessExecutor:
         self._tmp: str | None = None
         self._tokens = itertools.count()
         self._worker: WorkerProcess | None = None  # the one running now, until its output is read
+        #: the next strategy's worker, preparing its scenario while the current one runs
+        self._ahead: tuple[str, WorkerProcess] | None = None
+        #: each scenario object's encoding, made once however many jobs share it (the object is
+        #: kept beside it: an id alone could be a later object's)
+        self._payloads: dict[int, tuple[Scenario, str]] = {}
         self._on_run: OnRun | None = None
 
     def environment(self) -> Environment | None:
@@ -49,16 +60,22 @@ class ProcessExecutor:
         self, jobs: Sequence[Job], on_start: OnStart | None = None, on_run: OnRun | None = None
     ) -> Iterator[Run]:
         self._on_run = on_run
-        for strategy, group in by_strategy(jobs):
+        groups = by_strategy(jobs)
+        for index, (strategy, group) in enumerate(groups):
             if on_start:
                 on_start(strategy, ", ".join(j.sequence for j in group))
-            for run in self._strategy(strategy, group):
+            following = groups[index + 1] if index + 1 < len(groups) and _two_cores() else None
+            for run in self._strategy(strategy, group, following):
                 yield run  # kept by the caller before on_run runs: an interrupt there keeps it
                 if on_run:
                     on_run(run)
 
-    def _strategy(self, strategy: str, group: list[Job]) -> Iterator[Run]:
+    def _strategy(
+        self, strategy: str, group: list[Job], following: tuple[str, list[Job]] | None
+    ) -> Iterator[Run]:
         worker = self._start(strategy, group)
+        if following is not None:
+            self._ahead = (following[0], self._spawn(*following))
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         failure: RunError | None = None
         done: set[str] = set()
@@ -93,6 +110,7 @@ class ProcessExecutor:
         """After Ctrl-C: stop the running worker and return the runs it finished that were not
         handed over yet. The unfinished ones are left out, as inline mode leaves them out."""
         worker, self._worker = self._worker, None
+        self._stop_ahead()
         if worker is None:
             return []
         worker.stop()
@@ -109,22 +127,25 @@ class ProcessExecutor:
         worker, self._worker = self._worker, None
         if worker is not None:
             worker.stop()
+        self._stop_ahead()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
 
     def _start(self, strategy: str, group: list[Job]) -> WorkerProcess:
-        if self._tmp is None:
-            self._tmp = tempfile.mkdtemp(prefix="recompile-probe-")
-        folder = Path(tempfile.mkdtemp(prefix="strategy-", dir=self._tmp))
-        worker = processes.start(folder, strategy, debug=self.debug)
-        payload: dict[int, str] = {}
+        """The strategy's worker (the one started ahead for it, if any) with its jobs sent."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == strategy:
+            worker = ahead[1]
+        else:
+            if ahead is not None:
+                ahead[1].stop()
+            worker = self._spawn(strategy, group, prepare=False)
         for job in group:
-            encoded = payload.setdefault(id(job.scenario), protocol.encode(job.scenario))
             worker.send(
                 protocol.job(
                     next(self._tokens),
-                    encoded,
+                    self._payload(job),
                     job.strategy,
                     job.sequence,
                     self.trace_dir,
@@ -135,6 +156,26 @@ class ProcessExecutor:
         self._worker = worker
         return worker
 
+    def _spawn(self, strategy: str, group: list[Job], prepare: bool = True) -> WorkerProcess:
+        if self._tmp is None:
+            self._tmp = tempfile.mkdtemp(prefix="recompile-probe-")
+        folder = Path(tempfile.mkdtemp(prefix="strategy-", dir=self._tmp))
+        worker = processes.start(folder, strategy, debug=self.debug)
+        if prepare:
+            worker.send(protocol.prepare(self._payload(group[0])))
+        return worker
+
+    def _payload(self, job: Job) -> str:
+        kept = self._payloads.get(id(job.scenario))
+        if kept is None or kept[0] is not job.scenario:
+            kept = self._payloads[id(job.scenario)] = (job.scenario, protocol.encode(job.scenario))
+        return kept[1]
+
+    def _stop_ahead(self) -> None:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead[1].stop()
+
     def _take(self, worker: WorkerProcess, done: set[str]) -> Iterator[Run]:
         for event in worker.records(worker.stop):
             if isinstance(event, Environment):
@@ -142,3 +183,11 @@ class ProcessExecutor:
             elif isinstance(event, Finished):
                 done.add(event.run.sequence_name)
                 yield event.run
+
+
+def _two_cores() -> bool:
+    """Whether a worker can prepare beside the running one without taking its core."""
+    try:
+        return len(os.sched_getaffinity(0)) >= 2
+    except AttributeError:  # no affinity call on this platform
+        return (os.cpu_count() or 1) >= 2

@@ -3,7 +3,8 @@
 
 In: one JSON line per job on the worker's private job stream: ``{"id", "scenario", "strategy",
 "sequence", "trace_dir", "cap"}``, the ``Scenario`` object itself pickled (so a scenario changed
-in code runs as it is, not as its file says). Out: one JSON line per record, appended to the
+in code runs as it is, not as its file says), or ``{"prepare": scenario}``: prepare it now, ahead
+of its jobs (a failure is reported on its first job). Out: one JSON line per record, appended to the
 worker's output file: ``{"ready": {"import_s"}}`` once torch is imported, ``{"environment":
 {...}}``, ``{"job": id, "run": {...}, "cost": {...}}`` per finished run, and ``{"job": id,
 "fatal": {"type", "message", "remedy"}}`` when a scenario cannot be prepared (the worker's last
@@ -58,6 +59,12 @@ def job(
         "trace_dir": trace_dir,
         "cap": cap,
     }
+
+
+def prepare(payload: str) -> dict:
+    """A line that has the worker prepare a scenario (target, warm-up, eager references) before
+    any of its jobs arrive."""
+    return {"prepare": payload}
 
 
 def preparation_key(scenario: Scenario) -> bytes:

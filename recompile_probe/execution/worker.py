@@ -3,7 +3,9 @@ process`` and the ``--jobs N`` pool alike (protocol.py).
 
 It imports torch once, then runs one (scenario, strategy, sequence) job at a time as the parent
 sends them, until its job stream ends. A scenario is prepared once (target loaded, warm-up
-compile, eager references) and kept for the next jobs of the same scenario; each run starts from
+compile, eager references) and kept for the next jobs of the same scenario, on its first job or
+ahead of it when asked (a ``prepare`` line: the parent's next worker gets ready while the
+current one runs); each run starts from
 the probe's own reset (``torch._dynamo.reset()`` and what it leaves behind, config, stance and
 marks restored, a fresh recorder), exactly as inline mode runs one strategy after another.
 
@@ -26,6 +28,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from ..errors import ProbeError
+from ..scenario.model import Scenario
 from . import processes, protocol
 
 
@@ -62,6 +65,8 @@ def serve(
     from .inline import Prepared  # torch, before the first job: workers start side by side
 
     prepared: collections.OrderedDict[bytes, Prepared] = collections.OrderedDict()
+    #: a preparation asked for ahead of its jobs that failed: raised when its first job comes
+    failed: dict[bytes, ProbeError] = {}
     with open(out_path, "a", encoding="utf-8") as out:
         emit = _emitter(out)
         emit({"ready": {"import_s": round(time.perf_counter() - started, 4)}})
@@ -72,30 +77,44 @@ def serve(
                 )
             }
         )
+
+        def prepare(scenario: Scenario) -> Prepared:
+            key = protocol.preparation_key(scenario)
+            if key in failed:
+                raise failed.pop(key)
+            ready = prepared.get(key)
+            if ready is None:
+                ready = prepared[key] = Prepared(scenario, debug)
+                # the target's import may set compile config itself: in force from now
+                emit(
+                    {
+                        "environment": dataclasses.asdict(
+                            current(config=changed_config(), worker_start=start)
+                        )
+                    }
+                )
+                while len(prepared) > protocol.KEEP_PREPARED:
+                    prepared.popitem(last=False)
+            prepared.move_to_end(key)
+            return ready
+
         for line in jobs:
             if not line.strip():
                 continue
             job = json.loads(line)
+            if "prepare" in job:  # ahead of its jobs, while another worker runs
+                scenario = protocol.decode(job["prepare"])
+                try:
+                    prepare(scenario)
+                except ProbeError as exc:
+                    failed[protocol.preparation_key(scenario)] = exc
+                continue
             scenario = protocol.decode(job["scenario"])
             if before_run is not None:
                 before_run()
             try:
                 t0 = time.perf_counter()
-                key = protocol.preparation_key(scenario)
-                ready = prepared.get(key)
-                if ready is None:
-                    ready = prepared[key] = Prepared(scenario, debug)
-                    # the target's import may set compile config itself: in force from now
-                    emit(
-                        {
-                            "environment": dataclasses.asdict(
-                                current(config=changed_config(), worker_start=start)
-                            )
-                        }
-                    )
-                    while len(prepared) > protocol.KEEP_PREPARED:
-                        prepared.popitem(last=False)
-                prepared.move_to_end(key)
+                ready = prepare(scenario)
                 t1 = time.perf_counter()
                 run = ready.run(
                     job["strategy"],

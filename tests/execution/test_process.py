@@ -148,6 +148,91 @@ def test_worker_crash_becomes_status_error_and_others_survive(write_scenario):
     assert all(r.error.type == "WorkerCrashed" and "7" in r.error.message for r in report.runs)
 
 
+# --- the next strategy's worker, prepared ahead ---------------------------------------------------
+
+#: A target whose import takes a second (a model's load) and whose compiled calls log themselves:
+#: ``is_compiling()`` is folded to True while Dynamo traces, so the log call (a graph break) runs
+#: on every call of compiled code and on none of the eager reference calls.
+AHEAD = """
+import os, time
+import torch
+
+LOG = {log!r}
+
+
+def _log(what):
+    with open(LOG, "a") as f:
+        f.write(f"{{what}} {{os.getpid()}} {{time.monotonic()}}\\n")
+
+
+_log("import")
+time.sleep(1.0)
+
+
+def target(x):
+    if torch.compiler.is_compiling():
+        _log("compiled")
+    return x * 2
+
+
+def fails(x):
+    raise ValueError("bad target")
+"""
+
+
+def _ahead_scenario(write_scenario, tmp_path: Path, target: str) -> tuple[Path, Path]:
+    log = tmp_path / "calls.log"
+    (tmp_path / "ahead.py").write_text(AHEAD.format(log=str(log)))
+    path = write_scenario(f"""
+        target: ahead.py:{target}
+        inputs: [{{shape: [B, 4]}}]
+        sequences: {{s: [1, 2, 3]}}
+        strategies: [default, static, dynamic_true]
+    """)
+    return path, log
+
+
+def _log_lines(log: Path) -> list[tuple[str, int, float]]:
+    rows = (line.split() for line in log.read_text().splitlines())
+    return [(what, int(pid), float(t)) for what, pid, t in rows]
+
+
+def test_the_next_strategys_worker_prepares_while_one_runs_and_runs_never_overlap(
+    write_scenario, tmp_path
+):
+    path, log = _ahead_scenario(write_scenario, tmp_path, "target")
+    scenario = load(path)
+    process = run_scenario(scenario, isolate="process", timeout=120)
+    lines = _log_lines(log)
+    compiled: dict[int, list[float]] = {}
+    for what, pid, t in lines:
+        if what == "compiled":
+            compiled.setdefault(pid, []).append(t)
+    # one worker per strategy, in the order they ran
+    workers = sorted(compiled, key=lambda pid: compiled[pid][0])
+    assert len(workers) == 3, lines
+    imported = {pid: t for what, pid, t in lines if what == "import"}
+    for current, following in zip(workers, workers[1:]):
+        # the next worker had begun loading the target before the current one's last call...
+        assert imported[following] < compiled[current][-1], lines
+        # ...and made its first call only after it
+        assert compiled[following][0] > compiled[current][-1], lines
+    log.unlink()
+    assert _counts(process) == _counts(run_scenario(scenario))
+
+
+def test_a_target_that_fails_reports_its_error_and_leaves_no_worker_started_ahead(
+    write_scenario, tmp_path
+):
+    path, log = _ahead_scenario(write_scenario, tmp_path, "fails")
+    with pytest.raises(EagerFailure, match="bad target"):
+        run_scenario(load(path), isolate="process", timeout=120)
+    started = {pid for what, pid, _ in _log_lines(log) if what == "import"}
+    # the first strategy's worker and the one started ahead for the next
+    assert len(started) == 2, started
+    assert not any(_running(pid) for pid in started)
+
+
 # --- hung runs, Ctrl-C and --debug ----------------------------------------------------------------
 
 #: A factory that behaves only under the custom strategy `gated` (the one run with
