@@ -166,10 +166,12 @@ def parse(args: list[str]) -> None:
                 group.make_context("recompile-probe", list(args), resilient_parsing=False)
                 if name is None:
                     return
-            known = sorted(group.commands)
-            assert name in group.commands, f"unknown command {name!r}; known: {known}"
+            # the group loads a command's module when asked for it, as the CLI does
+            known = group.list_commands(None)
+            command = group.get_command(None, name)
+            assert command is not None, f"unknown command {name!r}; known: {known}"
             rest = args[args.index(name) + 1 :]
-            group.commands[name].make_context(name, rest, resilient_parsing=False)
+            command.make_context(name, rest, resilient_parsing=False)
         except EXITS:
             pass  # --help and --version print and exit, as they should
 
