@@ -43,6 +43,13 @@ class Prepared:
         for name, points in (scenario.points if sequences is None else sequences).items():
             self.references[(name, ())] = self._reference(points, scenario.repeats, None)
 
+    def complete(self) -> None:
+        """The eager references of every sequence of the scenario not computed yet, in its
+        order, as preparing with every sequence computes them."""
+        for name, points in self.scenario.points.items():
+            if (name, ()) not in self.references:
+                self.references[(name, ())] = self._reference(points, self.scenario.repeats, None)
+
     def _reference(self, points: Any, repeats: int, options: Any) -> EagerReference:
         self.state.restore()
         ref = eager_reference(self.target, points, repeats, options, every_call=self.every_call)

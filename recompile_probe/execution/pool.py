@@ -20,7 +20,7 @@ from ..records.report import Environment
 from ..records.run import Run, RunError
 from . import processes, protocol
 from .executor import Job, OnRun, OnStart, unfinished
-from .processes import POLL_S, Ready, WorkerProcess
+from .processes import POLL_S, Finished, Ready, WorkerProcess
 
 
 @dataclass(frozen=True)
@@ -273,7 +273,7 @@ class Batch:
                 worker.import_s = event.import_s
             elif isinstance(event, Environment):
                 self.pool.environment = event  # the latest
-            else:
+            elif isinstance(event, Finished):  # a pool's workers are never asked to prepare ahead
                 index = self._token_index.get(event.job)  # type: ignore[arg-type]
                 if index is None:  # a job of an earlier batch, stopped since
                     continue

@@ -6,10 +6,11 @@ or a Ctrl-C loses only the runs that had not finished. After a timeout or a cras
 status ``error``; after Ctrl-C they are left out, as inline mode leaves them out. ``timeout``
 limits each strategy, counted from when its jobs are sent.
 
-Where two cores are free, the next strategy's worker starts while the current one runs and
-prepares the scenario (loads the target, warms up, computes the eager references: nothing of
-it compiles the target or depends on the strategy), so that a strategy's turn begins with its
-first run; its jobs are sent only when the current strategy is done, so runs never overlap.
+Where two cores are free, the next strategy's worker starts once the current one has finished its
+first run, and loads the target and warms up (nothing of it compiles the target or depends on
+the strategy) while the current one goes on; its jobs, and its timed eager reference calls, wait
+until the current strategy is done, so runs never overlap. A target that only one process at a
+time can load (a lock, a port, an exclusive GPU) is loaded again at its strategy's turn.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from ..records.run import Run, RunError
 from ..scenario.model import Scenario
 from . import processes, protocol
 from .executor import Job, OnRun, OnStart, by_strategy, unfinished
-from .processes import POLL_S, Finished, WorkerProcess
+from .processes import POLL_S, Finished, Prepared, Unprepared, WorkerProcess
 
 
 class ProcessExecutor:
@@ -46,8 +47,9 @@ class ProcessExecutor:
         self._tmp: str | None = None
         self._tokens = itertools.count()
         self._worker: WorkerProcess | None = None  # the one running now, until its output is read
-        #: the next strategy's worker, preparing its scenario while the current one runs
-        self._ahead: tuple[str, WorkerProcess] | None = None
+        #: the next strategy's worker, loading its target while the current one runs, and when
+        #: it was started (time.monotonic())
+        self._ahead: tuple[str, WorkerProcess, float] | None = None
         #: each scenario object's encoding, made once however many jobs share it (the object is
         #: kept beside it: an id alone could be a later object's)
         self._payloads: dict[int, tuple[Scenario, str]] = {}
@@ -64,7 +66,7 @@ class ProcessExecutor:
         for index, (strategy, group) in enumerate(groups):
             if on_start:
                 on_start(strategy, ", ".join(j.sequence for j in group))
-            following = groups[index + 1] if index + 1 < len(groups) and _two_cores() else None
+            following = groups[index + 1] if index + 1 < len(groups) and two_cores() else None
             for run in self._strategy(strategy, group, following):
                 yield run  # kept by the caller before on_run runs: an interrupt there keeps it
                 if on_run:
@@ -73,15 +75,25 @@ class ProcessExecutor:
     def _strategy(
         self, strategy: str, group: list[Job], following: tuple[str, list[Job]] | None
     ) -> Iterator[Run]:
-        worker = self._start(strategy, group)
-        if following is not None:
-            self._ahead = (following[0], self._spawn(*following))
-        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        worker, busy = self._start(strategy, group)
+        # the worker's own start and preparation count, not its wait for its turn
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout - busy
         failure: RunError | None = None
         done: set[str] = set()
         while True:
             code = worker.proc.poll()  # before reading: once it has exited, one read gets all
-            yield from self._take(worker, done)
+            try:
+                for run in self._take(worker, done):
+                    yield run
+                    # once this worker holds the target and has made its timed eager calls
+                    if following is not None and self._ahead is None:
+                        self._start_ahead(*following)
+                        following = None
+            except _Unprepared:  # it could not load the target beside the other worker
+                worker.stop()
+                worker = self._send(self._spawn(strategy, group, prepare=False), group)
+                deadline = None if self.timeout is None else time.monotonic() + self.timeout
+                continue
             if code is not None:
                 break
             if deadline is not None and time.monotonic() >= deadline:
@@ -93,7 +105,8 @@ class ProcessExecutor:
                 break
             time.sleep(POLL_S)
         worker.stop()
-        yield from self._take(worker, done)  # written between the last read and the stop
+        with contextlib.suppress(_Unprepared):
+            yield from self._take(worker, done)  # written between the last read and the stop
         self._worker = None
         if failure is None and worker.proc.returncode != 0:
             last = worker.stderr_tail()
@@ -110,13 +123,15 @@ class ProcessExecutor:
         """After Ctrl-C: stop the running worker and return the runs it finished that were not
         handed over yet. The unfinished ones are left out, as inline mode leaves them out."""
         worker, self._worker = self._worker, None
-        self._stop_ahead()
-        if worker is None:
-            return []
-        worker.stop()
-        runs: list[Run] = []
-        with contextlib.suppress(ProbeError):  # the interrupt wins over a late fatal error
-            runs.extend(self._take(worker, set()))
+        try:
+            if worker is None:
+                return []
+            worker.stop()
+            runs: list[Run] = []
+            with contextlib.suppress(ProbeError, _Unprepared):  # the interrupt wins
+                runs.extend(self._take(worker, set()))
+        finally:
+            self._stop_ahead()
         for run in runs:
             if self._on_run is not None:
                 with contextlib.suppress(KeyboardInterrupt):
@@ -125,22 +140,36 @@ class ProcessExecutor:
 
     def close(self) -> None:
         worker, self._worker = self._worker, None
-        if worker is not None:
-            worker.stop()
-        self._stop_ahead()
-        if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
+        try:
+            if worker is not None:
+                worker.stop()
+        finally:
+            try:
+                self._stop_ahead()
+            finally:
+                if self._tmp is not None:
+                    shutil.rmtree(self._tmp, ignore_errors=True)
+                    self._tmp = None
 
-    def _start(self, strategy: str, group: list[Job]) -> WorkerProcess:
-        """The strategy's worker (the one started ahead for it, if any) with its jobs sent."""
-        ahead, self._ahead = self._ahead, None
+    def _start(self, strategy: str, group: list[Job]) -> tuple[WorkerProcess, float]:
+        """The strategy's worker with its jobs sent (the one started ahead for it, if any), and
+        the seconds it spent loading the target before its turn."""
+        ahead, busy = self._ahead, 0.0
         if ahead is not None and ahead[0] == strategy:
-            worker = ahead[1]
-        else:
-            if ahead is not None:
-                ahead[1].stop()
-            worker = self._spawn(strategy, group, prepare=False)
+            self._worker, self._ahead = ahead[1], None
+            now, ready_at = time.monotonic(), None
+            for event in ahead[1].records(ahead[1].stop):
+                if isinstance(event, Environment):
+                    self._environment = event
+                elif isinstance(event, Prepared):
+                    ready_at = event.at
+            busy = max(0.0, min(ready_at or now, now) - ahead[2])
+            return self._send(ahead[1], group), busy
+        self._stop_ahead()
+        return self._send(self._spawn(strategy, group, prepare=False), group), busy
+
+    def _send(self, worker: WorkerProcess, group: list[Job]) -> WorkerProcess:
+        self._worker = worker  # before anything can fail: close() stops it
         for job in group:
             worker.send(
                 protocol.job(
@@ -153,8 +182,16 @@ class ProcessExecutor:
                 )
             )
         worker.end_input()  # the worker exits once its strategy's sequences are done
-        self._worker = worker
         return worker
+
+    def _start_ahead(self, strategy: str, group: list[Job]) -> None:
+        started = time.monotonic()
+        try:
+            worker = self._spawn(strategy, group, prepare=False)
+        except OSError:  # its turn starts it as any worker starts
+            return
+        self._ahead = (strategy, worker, started)
+        worker.send(protocol.prepare(self._payload(group[0])))
 
     def _spawn(self, strategy: str, group: list[Job], prepare: bool = True) -> WorkerProcess:
         if self._tmp is None:
@@ -180,13 +217,19 @@ class ProcessExecutor:
         for event in worker.records(worker.stop):
             if isinstance(event, Environment):
                 self._environment = event
+            elif isinstance(event, Unprepared):
+                raise _Unprepared
             elif isinstance(event, Finished):
                 done.add(event.run.sequence_name)
                 yield event.run
 
 
-def _two_cores() -> bool:
-    """Whether a worker can prepare beside the running one without taking its core."""
+class _Unprepared(Exception):
+    """The worker started ahead could not load the target: its strategy starts again."""
+
+
+def two_cores() -> bool:
+    """Whether a worker can load a target beside the running one without taking its core."""
     try:
         return len(os.sched_getaffinity(0)) >= 2
     except AttributeError:  # no affinity call on this platform

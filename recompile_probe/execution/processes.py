@@ -45,6 +45,18 @@ class Ready:
 
 
 @dataclass(frozen=True)
+class Prepared:
+    """A preparation asked ahead of the jobs is done, at ``at`` (time.monotonic())."""
+
+    at: float
+
+
+@dataclass(frozen=True)
+class Unprepared:
+    """The preparation asked ahead failed: the worker ran none of its jobs and has exited."""
+
+
+@dataclass(frozen=True)
 class Finished:
     """A finished run (``isolation="process"``), the token of its job, where its time went."""
 
@@ -79,7 +91,9 @@ class WorkerProcess:
             json.loads(line) for line in data[:end].decode("utf-8").splitlines() if line.strip()
         )
 
-    def records(self, stop: Callable[[], None]) -> Iterator[Ready | Environment | Finished]:
+    def records(
+        self, stop: Callable[[], None]
+    ) -> Iterator[Ready | Environment | Finished | Prepared | Unprepared]:
         """The records written since the last call, decoded, one at a time: one the caller has
         not taken yet stays pending for the next call. A fatal record is the worker's last act:
         it gets ``GRACE_S`` to exit on its own (with --debug its traceback is on stderr by
@@ -97,6 +111,10 @@ class WorkerProcess:
                 raise protocol.fatal_error(record)
             if "ready" in record:
                 yield Ready(record["ready"].get("import_s"))
+            elif "prepared" in record:
+                yield Prepared(record["prepared"]["at"])
+            elif "unprepared" in record:
+                yield Unprepared()
             elif "environment" in record:
                 yield Environment(**record["environment"])
             elif "run" in record:

@@ -3,12 +3,14 @@
 
 In: one JSON line per job on the worker's private job stream: ``{"id", "scenario", "strategy",
 "sequence", "trace_dir", "cap"}``, the ``Scenario`` object itself pickled (so a scenario changed
-in code runs as it is, not as its file says), or ``{"prepare": scenario}``: prepare it now, ahead
-of its jobs (a failure is reported on its first job). Out: one JSON line per record, appended to the
-worker's output file: ``{"ready": {"import_s"}}`` once torch is imported, ``{"environment":
-{...}}``, ``{"job": id, "run": {...}, "cost": {...}}`` per finished run, and ``{"job": id,
-"fatal": {"type", "message", "remedy"}}`` when a scenario cannot be prepared (the worker's last
-record).
+in code runs as it is, not as its file says), or ``{"prepare": scenario}``: load its target and
+warm up now, ahead of its jobs. Out: one JSON line per record, appended to the worker's output
+file: ``{"ready": {"import_s"}}`` once torch is imported, ``{"environment": {...}}``,
+``{"prepared": {"at"}}`` when a preparation asked ahead is done (``at``: time.monotonic()),
+``{"job": id, "unprepared": true}`` on the first job after one failed (the worker's last record:
+the parent runs those jobs in another worker), ``{"job": id, "run": {...}, "cost": {...}}`` per
+finished run, and ``{"job": id, "fatal": {"type", "message", "remedy"}}`` when a scenario cannot
+be prepared (the worker's last record).
 """
 
 from __future__ import annotations
@@ -62,8 +64,8 @@ def job(
 
 
 def prepare(payload: str) -> dict:
-    """A line that has the worker prepare a scenario (target, warm-up, eager references) before
-    any of its jobs arrive."""
+    """A line that has the worker load a scenario's target and warm up before any of its jobs
+    arrive."""
     return {"prepare": payload}
 
 

@@ -4,8 +4,9 @@ process`` and the ``--jobs N`` pool alike (protocol.py).
 It imports torch once, then runs one (scenario, strategy, sequence) job at a time as the parent
 sends them, until its job stream ends. A scenario is prepared once (target loaded, warm-up
 compile, eager references) and kept for the next jobs of the same scenario, on its first job or
-ahead of it when asked (a ``prepare`` line: the parent's next worker gets ready while the
-current one runs); each run starts from
+ahead of it when asked (a ``prepare`` line: the parent's next worker loads the target and warms
+up while the current one runs; the timed eager references wait for its first job); each run
+starts from
 the probe's own reset (``torch._dynamo.reset()`` and what it leaves behind, config, stance and
 marks restored, a fresh recorder), exactly as inline mode runs one strategy after another.
 
@@ -65,8 +66,8 @@ def serve(
     from .inline import Prepared  # torch, before the first job: workers start side by side
 
     prepared: collections.OrderedDict[bytes, Prepared] = collections.OrderedDict()
-    #: a preparation asked for ahead of its jobs that failed: raised when its first job comes
-    failed: dict[bytes, ProbeError] = {}
+    #: a preparation asked for ahead of its jobs failed
+    unprepared = False
     with open(out_path, "a", encoding="utf-8") as out:
         emit = _emitter(out)
         emit({"ready": {"import_s": round(time.perf_counter() - started, 4)}})
@@ -78,13 +79,14 @@ def serve(
             }
         )
 
-        def prepare(scenario: Scenario) -> Prepared:
+        def prepare(scenario: Scenario, ahead: bool = False) -> Prepared:
             key = protocol.preparation_key(scenario)
-            if key in failed:
-                raise failed.pop(key)
             ready = prepared.get(key)
             if ready is None:
-                ready = prepared[key] = Prepared(scenario, debug)
+                # ahead of its turn: no eager reference yet, those are timed calls and wait
+                # until no other worker runs beside this one
+                ready = Prepared(scenario, debug, sequences={} if ahead else None)
+                prepared[key] = ready
                 # the target's import may set compile config itself: in force from now
                 emit(
                     {
@@ -105,16 +107,24 @@ def serve(
             if "prepare" in job:  # ahead of its jobs, while another worker runs
                 scenario = protocol.decode(job["prepare"])
                 try:
-                    prepare(scenario)
-                except ProbeError as exc:
-                    failed[protocol.preparation_key(scenario)] = exc
+                    prepare(scenario, ahead=True)
+                except ProbeError:
+                    # perhaps only beside the running worker (a lock, a port, memory): the
+                    # parent starts this strategy in a worker of its own at its turn instead
+                    unprepared = True
+                else:
+                    emit({"prepared": {"at": time.monotonic()}})
                 continue
+            if unprepared:
+                emit({"job": job["id"], "unprepared": True})
+                return 0
             scenario = protocol.decode(job["scenario"])
             if before_run is not None:
                 before_run()
             try:
                 t0 = time.perf_counter()
                 ready = prepare(scenario)
+                ready.complete()
                 t1 = time.perf_counter()
                 run = ready.run(
                     job["strategy"],

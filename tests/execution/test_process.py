@@ -17,6 +17,7 @@ import pytest
 
 from helpers import hand_count
 from recompile_probe.errors import EagerFailure
+from recompile_probe.execution import process
 from recompile_probe.execution.session import run_scenario
 from recompile_probe.scenario.load import load
 from recompile_probe.scenario.overrides import with_overrides
@@ -172,12 +173,30 @@ time.sleep(1.0)
 def target(x):
     if torch.compiler.is_compiling():
         _log("compiled")
+        time.sleep(0.05)
     return x * 2
 
 
 def fails(x):
     raise ValueError("bad target")
 """
+
+#: A target that one process at a time can hold (a lock file here; a GPU in exclusive mode, a
+#: port, the memory for one model elsewhere): the worker started ahead cannot load it.
+EXCLUSIVE = """
+import fcntl
+import torch
+
+_held = open({lock!r}, "w")
+fcntl.flock(_held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def target(x):
+    return x * 2
+"""
+
+#: the worker started ahead needs a second core; with one it is not started
+two_cores = pytest.mark.skipif(not process.two_cores(), reason="needs two cores")
 
 
 def _ahead_scenario(write_scenario, tmp_path: Path, target: str) -> tuple[Path, Path]:
@@ -186,7 +205,7 @@ def _ahead_scenario(write_scenario, tmp_path: Path, target: str) -> tuple[Path, 
     path = write_scenario(f"""
         target: ahead.py:{target}
         inputs: [{{shape: [B, 4]}}]
-        sequences: {{s: [1, 2, 3]}}
+        sequences: {{first: [1, 2], then: [2, 3, 4, 5, 6, 7]}}
         strategies: [default, static, dynamic_true]
     """)
     return path, log
@@ -197,6 +216,7 @@ def _log_lines(log: Path) -> list[tuple[str, int, float]]:
     return [(what, int(pid), float(t)) for what, pid, t in rows]
 
 
+@two_cores
 def test_the_next_strategys_worker_prepares_while_one_runs_and_runs_never_overlap(
     write_scenario, tmp_path
 ):
@@ -213,7 +233,8 @@ def test_the_next_strategys_worker_prepares_while_one_runs_and_runs_never_overla
     assert len(workers) == 3, lines
     imported = {pid: t for what, pid, t in lines if what == "import"}
     for current, following in zip(workers, workers[1:]):
-        # the next worker had begun loading the target before the current one's last call...
+        # the next worker had begun loading the target before the current one's last call (it
+        # starts once the current one's first run is done)...
         assert imported[following] < compiled[current][-1], lines
         # ...and made its first call only after it
         assert compiled[following][0] > compiled[current][-1], lines
@@ -221,6 +242,7 @@ def test_the_next_strategys_worker_prepares_while_one_runs_and_runs_never_overla
     assert _counts(process) == _counts(run_scenario(scenario))
 
 
+@two_cores
 def test_a_target_that_fails_reports_its_error_and_leaves_no_worker_started_ahead(
     write_scenario, tmp_path
 ):
@@ -228,9 +250,38 @@ def test_a_target_that_fails_reports_its_error_and_leaves_no_worker_started_ahea
     with pytest.raises(EagerFailure, match="bad target"):
         run_scenario(load(path), isolate="process", timeout=120)
     started = {pid for what, pid, _ in _log_lines(log) if what == "import"}
-    # the first strategy's worker and the one started ahead for the next
-    assert len(started) == 2, started
+    # the first strategy's worker only: no run of it finished, so none was started ahead
+    assert len(started) == 1, started
     assert not any(_running(pid) for pid in started)
+
+
+@two_cores
+def test_a_target_one_process_at_a_time_can_hold_runs_every_strategy(write_scenario, tmp_path):
+    (tmp_path / "exclusive.py").write_text(EXCLUSIVE.format(lock=str(tmp_path / "held.lock")))
+    path = write_scenario("""
+        target: exclusive.py:target
+        inputs: [{shape: [B, 4]}]
+        sequences: {a: [1, 2], b: [2, 3]}
+        strategies: [default, static, dynamic_true]
+    """)
+    report = run_scenario(load(path), isolate="process", timeout=120)
+    assert [(r.strategy, r.sequence_name, r.status) for r in report.runs] == [
+        (strategy, sequence, "ok")
+        for sequence in ("a", "b")
+        for strategy in ("default", "static", "dynamic_true")
+    ]
+
+
+def test_the_timeout_counts_a_workers_preparation_whether_it_began_ahead_or_not(
+    write_scenario, tmp_path
+):
+    """The target's import takes a second: every strategy's worker is past a half-second limit
+    before its first call, the ones that began loading it while another strategy ran too."""
+    path, _ = _ahead_scenario(write_scenario, tmp_path, "target")
+    report = run_scenario(load(path), isolate="process", timeout=0.5)
+    assert [(r.status, r.error.type if r.error else None) for r in report.runs] == [
+        ("error", "Timeout")
+    ] * 6
 
 
 # --- hung runs, Ctrl-C and --debug ----------------------------------------------------------------
