@@ -4,7 +4,8 @@ The worker gets every sequence of its strategy as a job (protocol.py) and writes
 run at once; the parent hands each run on as soon as its line is complete, so a crash, a timeout
 or a Ctrl-C loses only the runs that had not finished. After a timeout or a crash those become
 status ``error``; after Ctrl-C they are left out, as inline mode leaves them out. ``timeout``
-limits each strategy, counted from when its jobs are sent.
+limits each strategy, counted from its worker's start, less the time a worker started ahead
+waited for its turn.
 
 Where two cores are free, the next strategy's worker starts once the current one has finished its
 first run, and loads the target and warms up (nothing of it compiles the target or depends on
@@ -91,7 +92,7 @@ class ProcessExecutor:
                         following = None
             except _Unprepared:  # it could not load the target beside the other worker
                 worker.stop()
-                worker = self._send(self._spawn(strategy, group, prepare=False), group)
+                worker = self._send(self._spawn(strategy), group)
                 deadline = None if self.timeout is None else time.monotonic() + self.timeout
                 continue
             if code is not None:
@@ -154,19 +155,23 @@ class ProcessExecutor:
     def _start(self, strategy: str, group: list[Job]) -> tuple[WorkerProcess, float]:
         """The strategy's worker with its jobs sent (the one started ahead for it, if any), and
         the seconds it spent loading the target before its turn."""
-        ahead, busy = self._ahead, 0.0
+        ahead, self._ahead = self._ahead, None
         if ahead is not None and ahead[0] == strategy:
-            self._worker, self._ahead = ahead[1], None
-            now, ready_at = time.monotonic(), None
-            for event in ahead[1].records(ahead[1].stop):
+            worker, started = ahead[1], ahead[2]
+            self._worker = worker  # close() stops it whatever happens next
+            now, ready_at, failed = time.monotonic(), None, False
+            for event in worker.records(worker.stop):
                 if isinstance(event, Environment):
                     self._environment = event
                 elif isinstance(event, Prepared):
                     ready_at = event.at
-            busy = max(0.0, min(ready_at or now, now) - ahead[2])
-            return self._send(ahead[1], group), busy
-        self._stop_ahead()
-        return self._send(self._spawn(strategy, group, prepare=False), group), busy
+                elif isinstance(event, Unprepared):
+                    failed = True
+            if not failed:  # loaded at ready_at, or still loading
+                return self._send(worker, group), max(0.0, min(ready_at or now, now) - started)
+        if ahead is not None:
+            ahead[1].stop()
+        return self._send(self._spawn(strategy), group), 0.0
 
     def _send(self, worker: WorkerProcess, group: list[Job]) -> WorkerProcess:
         self._worker = worker  # before anything can fail: close() stops it
@@ -187,20 +192,17 @@ class ProcessExecutor:
     def _start_ahead(self, strategy: str, group: list[Job]) -> None:
         started = time.monotonic()
         try:
-            worker = self._spawn(strategy, group, prepare=False)
+            worker = self._spawn(strategy)
         except OSError:  # its turn starts it as any worker starts
             return
         self._ahead = (strategy, worker, started)
         worker.send(protocol.prepare(self._payload(group[0])))
 
-    def _spawn(self, strategy: str, group: list[Job], prepare: bool = True) -> WorkerProcess:
+    def _spawn(self, strategy: str) -> WorkerProcess:
         if self._tmp is None:
             self._tmp = tempfile.mkdtemp(prefix="recompile-probe-")
         folder = Path(tempfile.mkdtemp(prefix="strategy-", dir=self._tmp))
-        worker = processes.start(folder, strategy, debug=self.debug)
-        if prepare:
-            worker.send(protocol.prepare(self._payload(group[0])))
-        return worker
+        return processes.start(folder, strategy, debug=self.debug)
 
     def _payload(self, job: Job) -> str:
         kept = self._payloads.get(id(job.scenario))

@@ -53,7 +53,7 @@ class Prepared:
 
 @dataclass(frozen=True)
 class Unprepared:
-    """The preparation asked ahead failed: the worker ran none of its jobs and has exited."""
+    """The preparation asked ahead failed: the worker runs none of its jobs and exits."""
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ in code runs as it is, not as its file says), or ``{"prepare": scenario}``: load
 warm up now, ahead of its jobs. Out: one JSON line per record, appended to the worker's output
 file: ``{"ready": {"import_s"}}`` once torch is imported, ``{"environment": {...}}``,
 ``{"prepared": {"at"}}`` when a preparation asked ahead is done (``at``: time.monotonic()),
-``{"job": id, "unprepared": true}`` on the first job after one failed (the worker's last record:
-the parent runs those jobs in another worker), ``{"job": id, "run": {...}, "cost": {...}}`` per
+``{"unprepared": true}`` when it failed (the worker's last record: the parent runs that
+strategy in another worker), ``{"job": id, "run": {...}, "cost": {...}}`` per
 finished run, and ``{"job": id, "fatal": {"type", "message", "remedy"}}`` when a scenario cannot
 be prepared (the worker's last record).
 """

@@ -5,10 +5,10 @@ It imports torch once, then runs one (scenario, strategy, sequence) job at a tim
 sends them, until its job stream ends. A scenario is prepared once (target loaded, warm-up
 compile, eager references) and kept for the next jobs of the same scenario, on its first job or
 ahead of it when asked (a ``prepare`` line: the parent's next worker loads the target and warms
-up while the current one runs; the timed eager references wait for its first job); each run
-starts from
-the probe's own reset (``torch._dynamo.reset()`` and what it leaves behind, config, stance and
-marks restored, a fresh recorder), exactly as inline mode runs one strategy after another.
+up while the current one runs; the timed eager references wait for its first job). Each run
+starts from the probe's own reset (``torch._dynamo.reset()`` and what it leaves behind, config,
+stance and marks restored, a fresh recorder), exactly as inline mode runs one strategy after
+another.
 
 Each finished run is appended to the output file as a JSON line at once, so whatever happens to
 this process afterwards (a timeout, Ctrl-C in the parent, a crash), finished runs survive: the
@@ -66,8 +66,6 @@ def serve(
     from .inline import Prepared  # torch, before the first job: workers start side by side
 
     prepared: collections.OrderedDict[bytes, Prepared] = collections.OrderedDict()
-    #: a preparation asked for ahead of its jobs failed
-    unprepared = False
     with open(out_path, "a", encoding="utf-8") as out:
         emit = _emitter(out)
         emit({"ready": {"import_s": round(time.perf_counter() - started, 4)}})
@@ -111,13 +109,11 @@ def serve(
                 except ProbeError:
                     # perhaps only beside the running worker (a lock, a port, memory): the
                     # parent starts this strategy in a worker of its own at its turn instead
-                    unprepared = True
-                else:
-                    emit({"prepared": {"at": time.monotonic()}})
+                    emit({"unprepared": True})
+                    return 0
+                # CLOCK_MONOTONIC: one clock for every process of the machine
+                emit({"prepared": {"at": time.monotonic()}})
                 continue
-            if unprepared:
-                emit({"job": job["id"], "unprepared": True})
-                return 0
             scenario = protocol.decode(job["scenario"])
             if before_run is not None:
                 before_run()

@@ -161,9 +161,10 @@ import torch
 LOG = {log!r}
 
 
-def _log(what):
+def _log(what, then_sleep=0.0):
     with open(LOG, "a") as f:
         f.write(f"{{what}} {{os.getpid()}} {{time.monotonic()}}\\n")
+    time.sleep(then_sleep)  # inside the graph break, where Dynamo does not trace
 
 
 _log("import")
@@ -172,8 +173,7 @@ time.sleep(1.0)
 
 def target(x):
     if torch.compiler.is_compiling():
-        _log("compiled")
-        time.sleep(0.05)
+        _log("compiled", 0.05)
     return x * 2
 
 
