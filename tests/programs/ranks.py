@@ -82,6 +82,10 @@ def work(rank: int, world: int, mode: str, out: str) -> None:
         dist.all_reduce(loss)  # every rank waits here for the others
     with open(os.path.join(out, f"truth_rank_{rank}.json"), "w") as handle:
         json.dump(truth(), handle)
+    # both ranks done with every collective before either tears gloo down: a rank whose peer
+    # closed its connections first can abort at exit ("terminate called without an active
+    # exception")
+    dist.barrier()
     dist.destroy_process_group()
 
 
