@@ -211,7 +211,9 @@ def _rank_figures(item: pytest.Item, report: Any, figures: dict) -> list[str]:
     from .render.lines import ranks as rank_lines
 
     divs = report.rank_divergence
-    figures["rank_divergence"] = None if divs is None else [dataclasses.asdict(d) for d in divs]
+    from .records import encode
+
+    figures["rank_divergence"] = None if divs is None else [encode.data(d) for d in divs]
     figures["ranks_compared"] = list(report.ranks_compared)
     if divs is None:
         item.user_properties.append(("rank_divergence", "fewer than two ranks seen"))
@@ -321,6 +323,7 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         from .commands import check as check_mod
+        from .records import encode
         from .render.formats import Document, render
 
         key = (self.scenario.name, self.sequence, self.strategy)
@@ -349,7 +352,7 @@ class ScenarioItem(pytest.Item):
         verdict = (
             "failed" if run.violations else "skipped" if run.status == "unsupported" else "passed"
         )
-        _keep(self, {**figures, "verdict": verdict, "run": dataclasses.asdict(run)})
+        _keep(self, {**figures, "verdict": verdict, "run": encode.data(run)})
         if run.violations:
             raise ScenarioFailure(render(Document.CHECK, "table", outcome))
         if verdict == "skipped":

@@ -165,8 +165,8 @@ def uncovered(
                 + (f" [{miss.reason_kind}]" if miss.reason_kind else "")
             )
         if miss.origin:
-            where = f"{miss.origin.get('file')}:{miss.origin.get('line')}"
-            code = miss.origin.get("code")
+            where = f"{miss.origin.file}:{miss.origin.line}"
+            code = miss.origin.code
             why.append(f"user line: {where}" + (f"  {code}" if code else ""))
         if coverage.method == "sampled":
             why.append("checked on samples only (method sampled)")

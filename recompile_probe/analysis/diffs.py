@@ -9,6 +9,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..records.origin import Origin
 from ..records.run import OBJECT_ALIASING, SHAPE_ENV, CacheEntry, GuardLine, Run
 
 #: guards compared field by field when their source is the same in both entries
@@ -26,7 +27,7 @@ class FieldChange:
     after: str
     fields: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: the user line behind the guard (the new entry's; a tensor's first use), or None
-    origin: dict | None = None
+    origin: Origin | None = None
 
     def describe(self) -> str:
         if self.fields:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ..reasons.kinds import no_fix_why
+from ..records.origin import RunSpecialization
 from ..records.run import Run
 from ..strategies.model import Strategy
 
@@ -30,8 +31,8 @@ class ErrorExplanation:
     #: the inputs the error names (a constraint violation's sources); () where it names none
     sources: tuple[str, ...]
     #: the sizes and ints the user's code forced to a constant in that compile, the named
-    #: sources' first: {source, value, reason, origin, compile_id}; () where none was read
-    specialized: tuple[dict, ...]
+    #: sources' first; () where none was read
+    specialized: tuple[RunSpecialization, ...]
     why: str  #: why this strategy cannot help, and what to do instead (advice, not measured)
     #: torch_internal_error where torch raised its own assertion (reasons.kinds); else None
     kind: str | None = None
@@ -44,12 +45,12 @@ def _sources(message: str) -> tuple[str, ...]:
     return tuple(s.strip() for s in match.group("sources").split(",") if s.strip())
 
 
-def _line(spec: dict) -> str | None:
-    origin = spec.get("origin") or {}
-    if origin.get("line") is None:
+def _line(spec: RunSpecialization) -> str | None:
+    origin = spec.origin
+    if origin is None:
         return None
-    code = f" `{origin['code']}`" if origin.get("code") else ""
-    return f"{os.path.basename(str(origin.get('file')))}:{origin['line']}{code}"
+    code = f" `{origin.code}`" if origin.code else ""
+    return f"{os.path.basename(origin.file)}:{origin.line}{code}"
 
 
 def explain_error(run: Run, strategy: Strategy | None = None) -> ErrorExplanation | None:
@@ -65,8 +66,8 @@ def explain_error(run: Run, strategy: Strategy | None = None) -> ErrorExplanatio
     raised = next((e for e in failed if e.fail_type == error.type), failed[-1] if failed else None)
     cid = raised.compile_id if raised is not None else None
     sources = _sources(error.message) or _sources((raised.fail_reason or "") if raised else "")
-    specs = [s for s in run.specializations or () if cid is not None and s.get("compile_id") == cid]
-    named = [s for s in specs if s.get("source") in sources]
+    specs = [s for s in run.specializations or () if cid is not None and s.compile_id == cid]
+    named = [s for s in specs if s.source in sources]
     specialized = tuple(named + [s for s in specs if s not in named])
     name = strategy.name if strategy is not None else run.strategy
     return ErrorExplanation(
@@ -84,14 +85,18 @@ def explain_error(run: Run, strategy: Strategy | None = None) -> ErrorExplanatio
 
 
 def _why(
-    kind: str, strategy: str, sources: tuple[str, ...], specs: list[dict], unknown: bool
+    kind: str,
+    strategy: str,
+    sources: tuple[str, ...],
+    specs: list[RunSpecialization],
+    unknown: bool,
 ) -> str:
     if kind == "ConstraintViolationError":
         what = ", ".join(sources) or "a marked dim"
         first = specs[0] if specs else None
         line = _line(first) if first is not None else None
-        if line is not None:
-            forced = f"{line} forces it to a constant ({first.get('value')})"  # type: ignore[union-attr]
+        if first is not None and line is not None:
+            forced = f"{line} forces it to a constant ({first.value})"
         elif unknown:
             forced = "the user's code forces it to a constant (the line is n/a in this torch)"
         else:

@@ -5,9 +5,10 @@ removed it in the same run. Pure functions over result records (no torch).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
+from ..records import encode
 from ..records.report import Report
 from ..records.report import to_dict as report_dict
 from ..records.run import CacheEntry, Run
@@ -89,7 +90,7 @@ def to_dict(report: Report, explanations: list[Explanation], notes: list[str]) -
             "leaf_guards_by_kind": leaf_kinds(e),
             "shape_env_guards": shape_env_guards(e),
             "object_aliasing_guards": aliasing_guards(e),
-            "guards": [asdict(g) for g in e.guards],
+            "guards": [encode.data(g) for g in e.guards],
         }
 
     return {
@@ -108,11 +109,11 @@ def to_dict(report: Report, explanations: list[Explanation], notes: list[str]) -
                 "guard_check_us": x.run.guard_check_us,
                 "guard_latency_us_cold": x.run.guard_latency_us,
                 "entries": [entry(e) for e in x.run.entries],
-                "diffs": [asdict(d) for d in x.diffs],
-                "recompile_reasons": [asdict(r) for r in x.recompiles],
-                "specializations": x.run.specializations,
-                "graph_breaks": x.run.graph_breaks,
-                "error": asdict(x.error) if x.error is not None else None,
+                "diffs": [encode.data(d) for d in x.diffs],
+                "recompile_reasons": [encode.data(r) for r in x.recompiles],
+                "specializations": encode.data(x.run.specializations),
+                "graph_breaks": encode.data(x.run.graph_breaks),
+                "error": encode.data(x.error) if x.error is not None else None,
             }
             for x in explanations
         ],

@@ -18,11 +18,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..reasons.kinds import remedy
 from ..reasons.text import strip_comment
 from ..records.finding import Finding, Kind, Severity
+from ..records.origin import Origin
 from ..records.report import Report
 from ..records.run import CompileEvent, Run, Violation
 from ..records.watch import WatchReport
@@ -65,12 +65,12 @@ class _Findings:
         self.drafts: dict[tuple[str, ...], _Draft] = {}
         self.sources: dict[str, list[str]] = {}
 
-    def where(self, origin: Mapping[str, Any] | None) -> tuple[str | None, int | None]:
+    def where(self, origin: Origin | None) -> tuple[str | None, int | None]:
         """An origin's file relative to the root and its line; (None, None) outside the root."""
-        if not origin or not origin.get("file") or not origin.get("line"):
+        if origin is None or not origin.file or not origin.line:
             return None, None
-        file = self.relative(str(origin["file"]))
-        return (file, int(origin["line"])) if file else (None, None)
+        file = self.relative(origin.file)
+        return (file, origin.line) if file else (None, None)
 
     def relative(self, path: str | None) -> str | None:
         if not path:
@@ -256,8 +256,12 @@ def _recompile_title(r: Recompile) -> str:
 def _subject(r: Recompile, event: CompileEvent | None) -> str:
     """What makes two recompiles on one line the same finding: the guarded source and dim, not
     the sizes or ids (they move between runs)."""
-    detail = r.reason_detail or {}
-    parts = [str(detail.get(k)) for k in ("what", "source", "dim") if detail.get(k) is not None]
+    detail = r.reason_detail
+    parts = [
+        str(getattr(detail, k))
+        for k in ("what", "source", "dim")
+        if detail is not None and getattr(detail, k) is not None
+    ]
     return "/".join(parts) or (event.function or "" if event is not None else "")
 
 

@@ -11,6 +11,8 @@ from typing import Any
 
 from ..reasons import frameworks
 from ..reasons.kinds import no_fix_why, tries
+from ..records.origin import Origin
+from ..records.reason_detail import ReasonDetail
 from ..records.run import Run
 from ..scenario.builtin_targets import BUILTIN_TARGETS
 from ..sizes.points import Point, varying
@@ -52,15 +54,15 @@ class Recompile:
     compile_id: str | None
     reason: str | None
     reason_kind: str | None
-    reason_detail: dict | None
+    reason_detail: ReasonDetail | None
     fixes: tuple[Fix, ...]
     no_fix_why: str | None
     #: what moved at this call: "B 1 → 2", "S 7 → 33", "step 1 at B 2, S 7" (analysis.moved)
     change: str = ""
     #: the point of the call, every size symbol -> size; None in a report written before points
     sizes: dict | None = None
-    #: per failing guard line of ``reason``: the user line behind it (an origin dict) or None
-    reason_origins: tuple[dict | None, ...] | None = None
+    #: per failing guard line of ``reason``: the user line behind it, or None
+    reason_origins: tuple[Origin | None, ...] | None = None
     #: user_specialization: the line to change, why marking alone cannot help, and what a run
     #: of this report that marked the dim did (measured), or that none measured it
     specialization: str | None = None
@@ -123,7 +125,7 @@ def recompiles(
         special = None
         if kind == "user_specialization" and event is not None:
             special = specialization_fix(
-                event.reason_detail or {},
+                event.reason_detail,
                 (found or (None,))[0],
                 t.call_index,
                 run,
@@ -230,7 +232,7 @@ def _with_hint(why: str, kind: str | None, event: Any, measured: str | None) -> 
     """The kind's reason, and the framework's advice where the recompile's files show one."""
     if event is None:
         return why
-    files = [event.filename, *((o or {}).get("file") for o in event.reason_origins or ())]
+    files = [event.filename, *(o.file for o in event.reason_origins or () if o)]
     hint = frameworks.hints(kind, event.reason_detail, files, measured)
     return f"{why} {hint}" if hint else why
 
@@ -284,8 +286,8 @@ def _marks(strategy: Strategy | None) -> bool:
 
 
 def specialization_fix(
-    detail: Mapping[str, Any],
-    origin: Mapping[str, Any] | None,
+    detail: ReasonDetail | None,
+    origin: Origin | None,
     call_index: int,
     run: Run,
     runs: list[Run],
@@ -293,13 +295,13 @@ def specialization_fix(
 ) -> str:
     """The fix for a size the user's code forced to a constant: the line to change, why marking
     cannot help, and what each marking run of the same sequence measurably did at that call."""
-    source = detail.get("source") or "the value"
-    if detail.get("what") == "size" and detail.get("dim") is not None:
-        source = f"{source}.size()[{detail['dim']}]"
-    value = detail.get("expected")
-    if origin and origin.get("line") is not None:
-        text = f" `{origin['code']}`" if origin.get("code") else ""
-        line = f"{os.path.basename(str(origin['file']))}:{origin['line']}{text}"
+    source = (detail.source if detail else None) or "the value"
+    if detail is not None and detail.what == "size" and detail.dim is not None:
+        source = f"{source}.size()[{detail.dim}]"
+    value = detail.expected if detail else None
+    if origin is not None:
+        text = f" `{origin.code}`" if origin.code else ""
+        line = f"{os.path.basename(origin.file)}:{origin.line}{text}"
         head = (
             f"change {line}: it needs {source} as a concrete int"
             f"{f' (== {value})' if value else ''}, so every new value compiles again "

@@ -6,13 +6,14 @@ from __future__ import annotations
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
 
 from ..reasons import causes as causes_mod
 from ..reasons.kinds import INTERNAL, remedy
 from ..reasons.parse import classify, is_internal_error
 from ..reasons.text import failure_lines, mask_ids, resumed_at, strip_comment
 from ..records.compile_ids import compile_key
+from ..records.decode import build
+from ..records.origin import GraphBreakSite, Origin, Specialization
 from ..records.run import CompileEvent
 from ..records.watch import CauseCount, FunctionSummary, ReasonCount
 from . import shared
@@ -52,7 +53,7 @@ def by_function(
     out = []
     for key, group in groups.items():
         reasons: dict[tuple, int] = {}
-        reason_origin: dict[tuple, dict] = {}
+        reason_origin: dict[tuple, Origin] = {}
         masked: set[str] = set()
         for e in group:
             if not e.recompile:
@@ -120,8 +121,14 @@ def by_function(
                 causes=cause_counts(group, extras, sharing.get(key)),
                 code_name=code_name if renamed else None,
                 call_site=call_site,
-                graph_break_origins=_merged(seen, "graph_breaks", ("reason",), count=True),
-                specializations=_merged(seen, "specializations", ("source", "value")),
+                graph_break_origins=tuple(
+                    build(GraphBreakSite, b, "graph break")
+                    for b in _merged(seen, "graph_breaks", ("reason",), count=True)
+                ),
+                specializations=tuple(
+                    build(Specialization, s, "specialization")
+                    for s in _merged(seen, "specializations", ("source", "value"))
+                ),
                 shared_by=tuple(sharing.get(key) or ()),
                 shared_remedy=_shared_remedy(group) if key in sharing else None,
                 dynamo_graph_breaks=total("dynamo_graph_breaks"),
@@ -177,10 +184,14 @@ def cause_counts(
         if e.reason_kind == shared.SHARED:
             group = [_shared_cause(e, shared_by), *group]
         # the origin of each entry's first failing guard (reason_origins follows reason's lines)
-        firsts: dict[tuple[str, str], Any] = {}
-        every = ((extras or {}).get(compile_key(e.compile_id, e.resets)) or {}).get(
-            "failure_origins"
-        ) or ()
+        firsts: dict[tuple[str, str], Origin | None] = {}
+        every = [
+            None if o is None else build(Origin, o, "origin")
+            for o in ((extras or {}).get(compile_key(e.compile_id, e.resets)) or {}).get(
+                "failure_origins"
+            )
+            or ()
+        ]
         for line, origin in [
             *zip(failure_lines(e.reason), e.reason_origins or ()),
             *zip(lines, every),
@@ -249,8 +260,11 @@ def _shared_remedy(events: list[CompileEvent]) -> str:
 
 
 def _shared_cause(e: CompileEvent, shared_by: list[str] | None) -> causes_mod.Cause:
-    detail = e.reason_detail or {}
-    functions = shared_by or [detail.get("function") or "?", *(detail.get("compiled_for") or ())]
+    detail = e.reason_detail
+    functions = shared_by or [
+        (detail.function if detail else None) or "?",
+        *((detail.compiled_for if detail else None) or ()),
+    ]
     return causes_mod.Cause(
         "shared code",
         None,

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from typing import Any
 
 from ..reasons.text import entry_line, failure_lines
+from ..records.reason_detail import ReasonDetail
 from ..records.run import CompileEvent
 
 SHARED = "shared_code_object"
@@ -119,11 +119,11 @@ def refine(
     if any(closure_key(fns) == mine for fns in theirs):
         return event
     every = names([event.closure_functions, *theirs])
-    detail: dict[str, Any] = {
-        **(event.reason_detail or {}),
-        "kind": SHARED,
-        "function": every[0],
-        "compiled_for": every[1:],
-        "isolate_recompiles": isolate_recompiles,
-    }
+    detail = dataclasses.replace(
+        event.reason_detail or ReasonDetail(SHARED, "code object"),
+        kind=SHARED,
+        function=every[0],
+        compiled_for=tuple(every[1:]),
+        isolate_recompiles=isolate_recompiles,
+    )
     return dataclasses.replace(event, reason_kind=SHARED, reason_detail=detail)

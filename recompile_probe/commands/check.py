@@ -161,7 +161,7 @@ def reused(scenario: Scenario, folder: Path) -> Report | None:
     for run in report.runs:
         for event in run.compile_events:
             sources.add(event.filename)
-            sources.update(o.get("file") for o in event.reason_origins or () if o)
+            sources.update(o.file for o in event.reason_origins or () if o)
     for source in sources:
         try:
             if source and Path(source).stat().st_mtime >= written:

@@ -25,6 +25,7 @@ from ..analysis.ranks import divergences, rank_of
 from ..errors import UsageError
 from ..recording.watch_child import ENV_OUT, STREAM_PREFIX
 from ..records.compile_ids import compile_key
+from ..records.decode import build
 from ..records.environment import current
 from ..records.report import Environment, Tool
 from ..records.run import CompileEvent
@@ -302,5 +303,4 @@ def all_functions(report: WatchReport) -> list[FunctionSummary]:
 
 
 def _event(data: dict) -> CompileEvent:
-    fields = {k: v for k, v in data.items() if k in CompileEvent.__dataclass_fields__}
-    return CompileEvent(**fields)
+    return build(CompileEvent, data, "event")

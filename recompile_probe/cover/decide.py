@@ -23,6 +23,7 @@ from ..provenance.capture import RuntimeAsserts
 from ..reasons.parse import parse_line
 from ..reasons.text import resumed_at
 from ..records.coverage import GUARDS, STANCE, Coverage, Method, Outcome, Scope, Unserved
+from ..records.origin import Origin
 from ..records.run import GuardLine
 from ..sizes import ranges as sr
 from ..targets.frames import frame_code, frame_locals
@@ -448,7 +449,7 @@ def _outcome(
     return Outcome.EAGER if at_limit else Outcome.RECOMPILE
 
 
-def _origin(guard: str | None, detail: Any, lines: Sequence[GuardLine]) -> dict | None:
+def _origin(guard: str | None, detail: Any, lines: Sequence[GuardLine]) -> Origin | None:
     """The user line behind a failing guard: the run's guard line with the same text, or for a
     tensor's size mismatch the tensor's first use."""
     if guard is None:

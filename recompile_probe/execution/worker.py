@@ -19,7 +19,6 @@ traceback goes to stderr, which the parent relays.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import json
 import os
 import sys
@@ -29,6 +28,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from ..errors import ProbeError
+from ..records import encode
 from ..scenario.model import Scenario
 from . import processes, protocol
 
@@ -69,13 +69,7 @@ def serve(
     with open(out_path, "a", encoding="utf-8") as out:
         emit = _emitter(out)
         emit({"ready": {"import_s": round(time.perf_counter() - started, 4)}})
-        emit(
-            {
-                "environment": dataclasses.asdict(
-                    current(config=changed_config(), worker_start=start)
-                )
-            }
-        )
+        emit({"environment": encode.data(current(config=changed_config(), worker_start=start))})
 
         def prepare(scenario: Scenario, ahead: bool = False) -> Prepared:
             key = protocol.preparation_key(scenario)
@@ -88,7 +82,7 @@ def serve(
                 # the target's import may set compile config itself: in force from now
                 emit(
                     {
-                        "environment": dataclasses.asdict(
+                        "environment": encode.data(
                             current(config=changed_config(), worker_start=start)
                         )
                     }
@@ -139,7 +133,7 @@ def serve(
             emit(
                 {
                     "job": job["id"],
-                    "run": dataclasses.asdict(run),
+                    "run": encode.data(run),
                     "cost": {"prepare_s": round(t1 - t0, 4), "run_s": round(t2 - t1, 4)},
                 }
             )

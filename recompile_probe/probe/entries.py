@@ -20,6 +20,7 @@ from typing import Any
 from ..provenance.capture import Collector
 from ..provenance.first_use import first_uses
 from ..reasons.text import epilogue_kind, strip_comment
+from ..records.origin import Origin
 from ..records.run import SHAPE_ENV, GuardLine
 from ..torch_compat import cache
 
@@ -86,7 +87,7 @@ def inspect_entry(code: Any, entry: Any, collector: Collector | None = None) -> 
 
 def _locator(
     code: Any, entry: Any, compile_id: str | None, collector: Collector
-) -> Callable[[str, str | None, str], tuple[dict | None, tuple[dict, ...]]]:
+) -> Callable[[str, str | None, str], tuple[Origin | None, tuple[Origin, ...]]]:
     """(kind, source, verbose part) -> (origin dict, contributing origin dicts); read lazily:
     the ShapeEnv is extracted once per entry, the first-use map once per entry."""
     memo: dict[str, Any] = {}
@@ -96,7 +97,9 @@ def _locator(
             memo["uses"] = first_uses(entry, code)
         return memo["uses"]
 
-    def locate(kind: str, source: str | None, whole: str) -> tuple[dict | None, tuple[dict, ...]]:
+    def locate(
+        kind: str, source: str | None, whole: str
+    ) -> tuple[Origin | None, tuple[Origin, ...]]:
         try:
             if kind == SHAPE_ENV:
                 if "compile" not in memo:
@@ -105,14 +108,10 @@ def _locator(
                 if found is None:
                     return None, ()
                 attributed = found.attribute(whole, uses())
-                origin = attributed.origin
-                return (
-                    None if origin is None else origin.to_dict(),
-                    tuple(o.to_dict() for o in attributed.origins),
-                )
+                return attributed.origin, attributed.origins
             if kind == "TENSOR_MATCH" and source is not None:
                 origin = (uses() or {}).get(source)
-                return (None if origin is None else origin.to_dict()), ()
+                return origin, ()
         except Exception:  # noqa: BLE001 - private structures; unreadable means n/a
             pass
         return None, ()

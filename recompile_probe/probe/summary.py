@@ -11,10 +11,11 @@ from ..analysis.verdicts import too_noisy
 from ..provenance.attribution import LiveEvidence, reason_origins, refined
 from ..provenance.capture import Collector
 from ..provenance.graph_breaks import graph_breaks
-from ..provenance.origin import Origin, with_stacks
+from ..provenance.origin import with_stacks
 from ..reasons.text import failure_lines
 from ..records.compile_ids import frame_of, sort_key
 from ..records.coverage import Coverage
+from ..records.origin import GraphBreakSite, Origin, RunSpecialization
 from ..records.run import CacheEntry, Call, CompileEvent, Run
 from ..scenario.model import Scenario
 from ..sizes.points import BATCH, Point
@@ -141,25 +142,20 @@ class Lines:
 
 def _provenance(
     driven: tuple[CompileEvent, ...], entries: tuple[CacheEntry, ...], lines: Lines
-) -> tuple[tuple[CompileEvent, ...], tuple[dict, ...] | None, tuple[dict, ...] | None]:
+) -> tuple[
+    tuple[CompileEvent, ...],
+    tuple[GraphBreakSite, ...] | None,
+    tuple[RunSpecialization, ...] | None,
+]:
     """The user lines behind the run: (its events with each failing guard's origin, and the
     kind that only its origin tells: user_specialization; its graph breaks; its
     specializations)."""
     collector = lines.collector
     found = graph_breaks(lines.break_mark)
     breaks = (
-        None
-        if found is None
-        else tuple(
-            {
-                "reason": b.reason,
-                "origin": None if b.origin is None else b.origin.to_dict(),
-                "count": b.count,
-            }
-            for b in found
-        )
+        None if found is None else tuple(GraphBreakSite(b.reason, b.origin, b.count) for b in found)
     )
-    collected: list[dict] = []
+    collected: list[RunSpecialization] = []
     seen: set[tuple] = set()
     known = 0
     for event in driven:
@@ -170,23 +166,14 @@ def _provenance(
             continue
         known += 1
         for spec in compiled.specializations:
-            data = spec.to_dict()
-            origin = data["origin"]
-            key = (
-                spec.source,
-                spec.value,
-                None if origin is None else (origin["file"], origin["line"]),
-            )
+            origin = spec.origin
+            key = (spec.source, spec.value, None if origin is None else (origin.file, origin.line))
             if key not in seen:
                 seen.add(key)
                 collected.append(
-                    {
-                        "source": data["source"],
-                        "value": data["value"],
-                        "reason": data["reason"],
-                        "origin": origin,
-                        "compile_id": event.compile_id,
-                    }
+                    RunSpecialization(
+                        spec.source, spec.value, spec.reason, origin, event.compile_id
+                    )
                 )
     # no compile could be read: n/a, not "none"
     specializations = None if not known and driven else tuple(collected)
@@ -215,7 +202,7 @@ def _first_uses(entries: tuple[CacheEntry, ...], compile_id: str | None) -> dict
             continue
         for g in entry.guards:
             if g.kind == "TENSOR_MATCH" and g.source and g.origin:
-                out.setdefault(g.source, Origin(**g.origin))
+                out.setdefault(g.source, g.origin)
     return out
 
 
@@ -331,10 +318,10 @@ def _unmatched(
 def _with_symbol(event: CompileEvent, target: LoadedTarget, driver: Driver) -> CompileEvent:
     """reason_detail names the size symbol whose dim failed, where the source maps to one."""
     detail = event.reason_detail
-    if not detail or detail.get("dim") is None:
+    if detail is None or detail.dim is None:
         return event
-    symbol = target.symbol_of(detail.get("source"), detail.get("dim"), driver.last_inputs)
-    return replace(event, reason_detail={**detail, "symbol": symbol})
+    symbol = target.symbol_of(detail.source, detail.dim, driver.last_inputs)
+    return replace(event, reason_detail=replace(detail, symbol=symbol))
 
 
 def _cache_entry(info: EntryInfo, event: CompileEvent | None, calls: list[Call]) -> CacheEntry:

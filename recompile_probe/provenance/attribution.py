@@ -27,9 +27,11 @@ from typing import Any, Protocol
 from ..reasons.kinds import KINDS
 from ..reasons.parse import parse_line, refine
 from ..reasons.text import entry_line, failure_lines
+from ..records.origin import Origin
+from ..records.reason_detail import ReasonDetail
 from .files import FileResolver
 from .locations import locs_in_comment, split_guard_text
-from .origin import FIRST_USE_MARK, Origin
+from .origin import FIRST_USE_MARK
 
 #: failing-guard "what"s that are a property of one tensor (reasons.parse.ReasonDetail.what)
 TENSOR_PROPERTIES = ("size", "stride", "dtype", "requires_grad", "device")
@@ -110,24 +112,24 @@ def from_comment(text: str, evidence: Evidence) -> Origin | None:
     return FileResolver.origin_with(locs[0], role, evidence.resolve)
 
 
-def reason_origins(lines: Iterable[str], evidence: Evidence) -> tuple[dict | None, ...]:
-    """One origin dict (or None) per failing guard line, in order; an unreadable line is None."""
-    out: list[dict | None] = []
+def reason_origins(lines: Iterable[str], evidence: Evidence) -> tuple[Origin | None, ...]:
+    """One origin (or None) per failing guard line, in order; an unreadable line is None."""
+    out: list[Origin | None] = []
     for line in lines:
         try:
             origin = origin_of(line, evidence)
         except Exception:  # noqa: BLE001 - private structures; unreadable means n/a
             origin = None
-        out.append(None if origin is None else origin.to_dict())
+        out.append(origin)
     return tuple(out)
 
 
 def refined(
     reason: str | None,
     reason_kind: str | None,
-    reason_detail: dict | None,
-    origins: tuple[dict | None, ...],
-) -> tuple[str | None, dict | None]:
+    reason_detail: ReasonDetail | None,
+    origins: tuple[Origin | None, ...],
+) -> tuple[str | None, ReasonDetail | None]:
     """(kind, detail) once the first failing guard's origin is known: a guard a user line
     specialized is ``user_specialization`` (reasons.parse.refine); any other kind stays."""
     lines = failure_lines(reason)
@@ -135,10 +137,10 @@ def refined(
     # a shared code object is told by the closures, which outrank the first guard's line
     if not lines or reason_kind not in KINDS or reason_kind == "shared_code_object":
         return reason_kind, reason_detail
-    kind = refine(parse_line(lines[0]), first.get("role") if first else None)
+    kind = refine(parse_line(lines[0]), first.role if first else None)
     if kind is None or kind.kind != "user_specialization" or kind.kind == reason_kind:
         return reason_kind, reason_detail
-    return kind.kind, {**(reason_detail or {}), "kind": kind.kind}
+    return kind.kind, replace(reason_detail or kind, kind=kind.kind)
 
 
 class LiveEvidence:

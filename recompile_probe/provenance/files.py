@@ -14,9 +14,9 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..records.origin import Origin
 from ..torch_compat.files import is_torch_file, shorten
 from .locations import UserLoc, user_function_name
-from .origin import Origin
 
 
 class FileResolver:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..records.origin import Origin
 from ..torch_compat.cache import guard_root, walk
 from .files import FileResolver
 from .locations import locs_in_comment, split_guard_text
-from .origin import Origin
 
 
 def origin_of_guard_part(

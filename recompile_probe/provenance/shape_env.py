@@ -36,16 +36,10 @@ from typing import Any
 
 from ..reasons.parse import DUCK_MARK
 from ..reasons.text import strip_local_scope, tensor_of
+from ..records.origin import Origin, Specialization
 from .files import FileResolver, frame_origin, innermost_user_frame
 from .locations import locs_in_comment, parse_user_loc, split_guard_text
-from .origin import (
-    FIRST_USE_MARK,
-    DuckSizing,
-    GuardAttribution,
-    Origin,
-    ShapeGuardOrigin,
-    Specialization,
-)
+from .origin import FIRST_USE_MARK, DuckSizing, GuardAttribution, ShapeGuardOrigin
 
 # the range guard Dynamo writes per symbol: "lo <= src", "lo <= src <= hi" or "src <= hi"
 _RANGE = re.compile(r"^(?:-?\d+ <= (?P<a>.+?)(?: <= -?\d+)?|(?P<b>.+?) <= -?\d+)$")
@@ -312,7 +306,7 @@ def _extract(compile_id: str | None, env: Any, traced_code: tuple) -> CompileOri
             stack = next((stacks[s] for s in var_to_sources.get(sym, ()) if s in stacks), None)
             frame = innermost_user_frame(stack) if stack else None
             exact = frame_origin(frame, "specialized") if frame is not None else None
-            specializations.append(Specialization(names[0], names, value, None, exact or origin))
+            specializations.append(Specialization(names[0], value, None, exact or origin, names))
             origin = exact or origin
         if origin is not None:
             slocs[str(sloc)] = origin

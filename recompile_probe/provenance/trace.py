@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..records.origin import Origin
 from .locations import locs_in_comment, split_guard_text, user_function_name
-from .origin import Origin
 
 _GRAPH_BREAK_AT = re.compile(r"^Graph break in user code at (?P<path>.+):(?P<line>\d+)\s*$")
 _TORCH_PART = re.compile(r"^(?P<dir>.*[\\/]torch)[\\/]_dynamo[\\/]")

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..records.reason_detail import ReasonDetail
+
 #: a path inside the transformers package, as torch prints it (full or shortened)
 _TRANSFORMERS = re.compile(r"(^|[/\\])transformers[/\\]")
 #: a source that is a KV cache: transformers names it cache / past_key_values
@@ -48,14 +50,14 @@ def is_transformers(files: Iterable[str | None]) -> bool:
 
 def hints(
     kind: str | None,
-    detail: Mapping[str, Any] | None,
+    detail: ReasonDetail | None,
     files: Iterable[str | None],
     measured: str | None = None,
 ) -> str:
     """The framework's advice for this recompile, or "" where no framework shows.
     ``measured``: what the report's own static-cache runs did at this call, if it has any."""
     files = list(files)
-    source = str((detail or {}).get("source") or (detail or {}).get("text") or "")
+    source = "" if detail is None else (detail.source or detail.text or "")
     if kind in _CACHE_KINDS and _CACHE.search(source) and is_transformers(files):
         return f"{STATIC_CACHE} {measured or MEASURE_STATIC_CACHE}"
     return ""

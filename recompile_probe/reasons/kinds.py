@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ..records.reason_detail import ReasonDetail
+
 
 @dataclass(frozen=True)
 class Kind:
@@ -261,8 +263,8 @@ INTERNAL = "torch_internal_error"
 INTERNAL_WORDS = "torch raised an internal assertion; this is not your code"
 
 
-def _isolates(kind: str | None, detail: Mapping | None) -> bool:
-    return kind == "shared_code_object" and bool((detail or {}).get("isolate_recompiles"))
+def _isolates(kind: str | None, detail: ReasonDetail | None) -> bool:
+    return kind == "shared_code_object" and bool(detail and detail.isolate_recompiles)
 
 
 def tries(kind: str | None) -> tuple[str, ...]:
@@ -270,12 +272,12 @@ def tries(kind: str | None) -> tuple[str, ...]:
     return TABLE[kind if kind is not None and kind in TABLE else "other"].tries
 
 
-def no_fix_why(kind: str | None, detail: Mapping | None = None) -> str:
+def no_fix_why(kind: str | None, detail: ReasonDetail | None = None) -> str:
     text = TABLE[kind if kind is not None and kind in TABLE else "other"].no_fix_why
     return f"{text} {ISOLATE_RECOMPILES}" if _isolates(kind, detail) else text
 
 
-def remedy(kind: str | None, text: str, detail: Mapping | None = None) -> str:
+def remedy(kind: str | None, text: str, detail: ReasonDetail | None = None) -> str:
     """What to do about a recompile no measured marking removed; a length guard (``len(...)``)
     read as a Python value gets the list remedy."""
     if kind in ("python_scalar_change", "other") and "len(" in text:

@@ -7,9 +7,10 @@ kind ``other`` with the raw text: never a crash.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from ..records.reason_detail import ReasonDetail
 from .text import entry_line, failure_lines, local_source, strip_comment
 
 #: Dynamo's comment on a duck-sized equality guard
@@ -48,27 +49,6 @@ INTERNAL_TEXTS = (
     "Unexpected recompilation: runtime guards failed even though they passed",
     "INTERNAL ASSERT FAILED",
 )
-
-
-@dataclass(frozen=True)
-class ReasonDetail:
-    """One failing guard, structured."""
-
-    kind: str  #: one of KINDS
-    what: str  #: size, stride, dtype, requires_grad, device, rank, value, type, id,
-    #: global state, shape-env expression, another rank's guards, recompile limit, unknown
-    source: str | None = None  #: e.g. L['x'], or the expression's subject
-    dim: int | None = None
-    expected: str | None = None
-    actual: str | None = None
-    entry: str | None = None  #: the cache entry whose guard failed, e.g. "0/0"
-    text: str = ""  #: the guard-failure line, comment stripped
-    #: the size symbol (B, S, ...) whose dim this is, where the source and dim map to one; set
-    #: by the probe, which knows the scenario's dims
-    symbol: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 #: how Dynamo words a recompile whose guards all pass here: with guard collectives on, another

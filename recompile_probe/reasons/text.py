@@ -9,8 +9,10 @@ locals as ``L['x']`` (messages print them as ``x``).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
+from ..records.origin import StackFrame
 from ..records.run import OBJECT_ALIASING, SHAPE_ENV
 
 #: "N/M: guard", or with compiled autograd "!A/N/M: guard"; the guard may be empty (torch 2.9
@@ -113,14 +115,14 @@ STACK_HEAD = "User stack trace:"
 _FRAME = re.compile(r'^File "(?P<file>.+)", line (?P<line>\d+), in (?P<function>.+)$')
 
 
-def user_stacks(message: str | None) -> dict[tuple[str | None, str], tuple[dict, ...]]:
+def user_stacks(message: str | None) -> dict[tuple[str | None, str], tuple[StackFrame, ...]]:
     """The user stack Dynamo wrote under each failing guard of a recompile message (the
     recompiles log prefixes every line with "- "; the metrics' ``recompile_reason`` does not):
-    (entry, guard without comment) -> frames {file, line, function, code}, outermost first.
+    (entry, guard without comment) -> its frames, outermost first.
     Guards without a stack are left out; ``{}`` when none has one."""
-    out: dict[tuple[str | None, str], tuple[dict, ...]] = {}
+    out: dict[tuple[str | None, str], tuple[StackFrame, ...]] = {}
     current: tuple[str | None, str] | None = None
-    frames: list[dict] = []
+    frames: list[StackFrame] = []
     in_stack = False
 
     def close() -> None:
@@ -144,15 +146,12 @@ def user_stacks(message: str | None) -> dict[tuple[str | None, str], tuple[dict,
         frame = _FRAME.match(text)
         if frame:
             frames.append(
-                {
-                    "file": frame.group("file"),
-                    "line": int(frame.group("line")),
-                    "function": frame.group("function"),
-                    "code": None,
-                }
+                StackFrame(
+                    frame.group("file"), int(frame.group("line")), frame.group("function"), None
+                )
             )
-        elif frames and frames[-1]["code"] is None and text:
-            frames[-1]["code"] = text
+        elif frames and frames[-1].code is None and text:
+            frames[-1] = dataclasses.replace(frames[-1], code=text)
         elif text:  # anything else ends the block
             in_stack = False
     close()

@@ -27,6 +27,7 @@ from ..reasons.parse import (
 )
 from ..reasons.text import entry_line, failure_lines, split_parts, strip_comment, user_stacks
 from ..records.compile_ids import frame_of
+from ..records.origin import Origin
 from ..records.run import CompileEvent
 
 #: Dynamo's header of a recompile message (recompiles log, RecompileError, fail_on_recompile).
@@ -253,7 +254,7 @@ class EventBuilder:
             fail_type=fail_type,
             fail_reason=_first_line(fail_reason),
             reason_kind=detail.kind if detail else None,
-            reason_detail=detail.to_dict() if detail else None,
+            reason_detail=detail,
             guard_latency_us=m.get("guard_latency_us"),
             graphs=graphs,
             graph_breaks=graph_breaks,
@@ -299,7 +300,7 @@ class EventBuilder:
             fail_type=fail_type,
             fail_reason=fail_reason,
             reason_kind=detail.kind if detail else None,
-            reason_detail=detail.to_dict() if detail else None,
+            reason_detail=detail,
             graphs=0,
             graph_breaks=0,
             failures=tuple(failures),
@@ -308,7 +309,7 @@ class EventBuilder:
         )
 
 
-def stack_origins(reason: str | None, stacks: Mapping) -> tuple[dict | None, ...] | None:
+def stack_origins(reason: str | None, stacks: Mapping) -> tuple[Origin | None, ...] | None:
     """Per failing guard line of ``reason``, the origin its user stack gives (provenance's
     ``from_stack``) or None; None where no line has a stack (``stacks``: from
     ``reasons.text.user_stacks``). The attribution rule's origins are merged with these later."""

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import asdict
 from typing import Any
 
 from ..analysis.functions import by_function
 from ..provenance.origin import at_with_callers
 from ..reasons.causes import worth_showing
+from ..records import encode
 from ..records.run import CompileEvent
 from ..records.watch import FunctionSummary
 
@@ -108,7 +108,7 @@ class Recording:
             "recompiles": self.recompiles,
             "graphs": self.graphs,
             "complete": self.complete,
-            "functions": [asdict(f) for f in self.by_function()],
+            "functions": [encode.data(f) for f in self.by_function()],
         }
 
 

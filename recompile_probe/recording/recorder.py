@@ -32,6 +32,7 @@ from ..provenance.graph_breaks import breaks_since, graph_break_mark, graph_brea
 from ..provenance.origin import with_stacks
 from ..provenance.shape_env import CompileOrigins
 from ..reasons.text import failure_lines
+from ..records import encode
 from ..records.compile_ids import compile_key
 from ..records.run import CompileEvent
 from ..torch_compat import cache, logs, metrics, stance
@@ -79,7 +80,9 @@ class Recorder:
         #: per compile id, what the tables need beside the event: the user's name for what was
         #: compiled and their call site (``compiled_as``, ``call_site``), and the graph breaks
         #: this compile hit with their user lines (``graph_breaks``), the sizes and ints the
-        #: user's code forced to a constant (``specializations``); see ``extra``
+        #: user's code forced to a constant (``specializations``); see ``extra``. Kept in their
+        #: JSON form (records.encode), as a watched child sends them and a trace gives them;
+        #: analysis.functions reads them into records
         self.extras: dict[str, dict[str, Any]] = {}
         #: False where this torch has no hook to capture a compile's ShapeEnv (origins n/a)
         self.captures_origins = False
@@ -304,7 +307,7 @@ class Recorder:
             compiled = self._origins[cid] = self._collector.get(cid)
             if compiled is not None and compiled.specializations:
                 self.extras.setdefault(key, {})["specializations"] = [
-                    sp.to_dict() for sp in compiled.specializations
+                    encode.data(sp) for sp in compiled.specializations
                 ]
             if counted:
                 found = graph_breaks(self._break_mark)
@@ -324,7 +327,7 @@ class Recorder:
         if event.failures and cid is not None:  # every failing guard, for the causes' lines
             every = reason_origins(event.failures, evidence)
             if any(every):
-                self.extras.setdefault(key, {})["failure_origins"] = list(every)
+                self.extras.setdefault(key, {})["failure_origins"] = encode.data(list(every))
         kind, detail = refined(event.reason, event.reason_kind, event.reason_detail, origins)
         return dataclasses.replace(
             event, reason_origins=origins, reason_kind=kind, reason_detail=detail

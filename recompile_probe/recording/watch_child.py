@@ -26,7 +26,6 @@ state is reset (os.register_at_fork): its own stream, its own compile ids, its o
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import importlib.abc
 import json
 import os
@@ -152,7 +151,9 @@ def _on_event(event: Any) -> None:
     _note_rank()
     if event.compile_id is not None:
         _own_ids.add(event.compile_id)
-    record: dict[str, Any] = {"event": dataclasses.asdict(event)}
+    from ..records import encode
+
+    record: dict[str, Any] = {"event": encode.data(event)}
     extra = _recorder.extra(event.compile_id, event.resets) if _recorder is not None else None
     if extra:  # the user's name for what was compiled, their call site, graph-break lines
         record["extra"] = extra

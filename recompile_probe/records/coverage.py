@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from .origin import Origin
+
 
 class Method(str, Enum):
     """How the answer was reached, strongest first."""
@@ -54,7 +56,7 @@ class Unserved:
     #: where a real call decided it, the first guard the stance's refusal names
     guard: str | None = None
     reason_kind: str | None = None  #: reasons.KINDS of that guard
-    origin: dict | None = None  #: the user line behind that guard, where the run captured it
+    origin: Origin | None = None  #: the user line behind that guard, where the run captured it
     decided_by: str = GUARDS  #: "guards" or "stance" (a real call at that size was refused)
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .origin import Origin
+
 #: the figures every rank must share for the ranks to agree, in the order a difference is named
 FIGURES = ("compiles", "recompiles", "failed", "recompile_limit_hit")
 #: the same for a rank's run of a strategy: its status first
@@ -49,8 +51,8 @@ class RankParting:
     #: that compile's recompile reason (its first failing guard); None for a first compile
     reason: str | None
     reason_kind: str | None  #: reasons.KINDS; "recompile_limit_hit" where the limit stopped it
-    #: the user line behind the failing guard {file, line, function, code, role, file_exact}
-    origin: dict | None
+    #: the user line behind the failing guard
+    origin: Origin | None
     #: what that compile was: "recompile", "failed" (a failed compile, e.g. the limit hit),
     #: "compile" (a first compile)
     event: str = "recompile"

@@ -6,12 +6,12 @@ Saved reports are read back without torch: ``render``, ``diff``, ``merge`` and `
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ReportError
+from . import encode
 from .decode import build
 from .ranks import RankRuns
 from .run import Run
@@ -85,7 +85,7 @@ class Report:
 
 def to_dict(report: Report) -> dict[str, Any]:
     """The JSON-ready form; key order follows the contract."""
-    data = dataclasses.asdict(report)
+    data = encode.data(report)
     ordered = {"schema_version": data.pop("schema_version")}
     ordered.update(data)
     return ordered

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .coverage import Coverage
+from .origin import GraphBreakSite, Origin, RunSpecialization
+from .reason_detail import ReasonDetail
 
 #: Per-call events. "eager": no compile happened and no cache entry accepted the call, so it ran
 #: without compiled code (e.g. the frame is past its recompile limit).
@@ -63,10 +65,9 @@ class CompileEvent:
     recompile: bool = False  #: the frame already had a cache entry
     fail_type: str | None = None
     fail_reason: str | None = None
-    #: the first failing guard's kind (reasons.KINDS), and that guard as structured data:
-    #: {kind, what, source, dim, expected, actual, entry, text}
+    #: the first failing guard's kind (reasons.KINDS), and that guard as structured data
     reason_kind: str | None = None
-    reason_detail: dict | None = None
+    reason_detail: ReasonDetail | None = None
     guard_latency_us: float | None = None  #: CompilationMetrics.guard_latency_us: a COLD figure
     #: graphs this compile handed to a backend, counted as they are handed over (where this torch
     #: has no hook for it, Dynamo's unique_graphs counter's movement during the compile)
@@ -74,10 +75,10 @@ class CompileEvent:
     #: graph breaks this compile hit (the growth of Dynamo's graph-break list during the compile;
     #: where it keeps none, its graph_break counter's)
     graph_breaks: int | None = None
-    #: per failing guard line of ``reason``, in order: the user line behind it as an origin dict
-    #: {file, line, function, code, role, file_exact}, or None where this torch cannot say
-    #: (never a guessed line); None for a first compile or when nothing was captured
-    reason_origins: tuple[dict | None, ...] | None = None
+    #: per failing guard line of ``reason``, in order: the user line behind it, or None where
+    #: this torch cannot say (never a guessed line); None for a first compile or when nothing
+    #: was captured
+    reason_origins: tuple[Origin | None, ...] | None = None
     #: every failing guard Dynamo named for this recompile, raw, one "N/M: guard" line per guard
     #: (``reason`` keeps the first per cache entry); () for a first compile or where not logged
     failures: tuple[str, ...] = ()
@@ -109,11 +110,11 @@ class GuardLine:
     source: str | None  #: the guarded value, e.g. L['x']; None at the root
     text: str
     #: the user line that created it (SHAPE_ENV), or where the tensor was first used
-    #: (TENSOR_MATCH, role first_use): {file, line, function, code, role, file_exact}; None: n/a
-    origin: dict | None = None
+    #: (TENSOR_MATCH, role first_use); None: n/a
+    origin: Origin | None = None
     #: every line that contributed to a SHAPE_ENV guard (Dynamo folds several into one), origin
     #: first; empty where none is known
-    origins: tuple[dict, ...] = ()
+    origins: tuple[Origin, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -228,12 +229,12 @@ class Run:
     #: the sequence's points, every size symbol -> size; ``sequence`` holds their B values (the
     #: first symbol's where the scenario has no B)
     points: tuple[dict[str, int], ...] = ()
-    #: sizes and ints the user's code forced to a constant, per compile of the run:
-    #: {source, value, reason, origin, compile_id}; None where this torch cannot say
-    specializations: tuple[dict, ...] | None = ()
-    #: graph breaks of the run grouped by (reason, user line): {reason, origin, count};
-    #: None where this torch keeps no graph-break list
-    graph_breaks: tuple[dict, ...] | None = ()
+    #: sizes and ints the user's code forced to a constant, per compile of the run; None where
+    #: this torch cannot say
+    specializations: tuple[RunSpecialization, ...] | None = ()
+    #: graph breaks of the run grouped by (reason, user line); None where this torch keeps no
+    #: graph-break list
+    graph_breaks: tuple[GraphBreakSite, ...] | None = ()
     #: code objects compiled for several functions (a decorator's wrapper), told by the
     #: functions the frame's closure held: {function, filename, line, functions, compiles,
     #: recompiles}, ``recompiles`` those of kind shared_code_object; None where no compile's

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass
 
 from ..errors import ReportError
+from . import encode
+from .origin import GraphBreakSite, Origin, Specialization
 from .ranks import RankDivergence
 from .report import SCHEMA_VERSION, Environment, Tool
 from .run import CompileEvent
@@ -20,7 +21,7 @@ class ReasonCount:
     text: str  #: the first failing guard, comment stripped (object ids masked: ``masked``)
     count: int
     #: the user line behind it (as CompileEvent.reason_origins), from its first occurrence
-    origin: dict | None = None
+    origin: Origin | None = None
     #: object ids in ``text`` (BACKEND_MATCH's ``id=0x...``, ID_MATCH, TYPE_MATCH) were replaced
     #: by ``…``, so that reasons differing only in them are one, counted in ``count``
     masked: bool = False
@@ -43,7 +44,7 @@ class CauseCount:
     seen_in: int  #: recompiles where any entry failed for it
     compile_ids: tuple[str, ...] = ()  #: the recompiles it is the most informative cause of
     #: the user line behind it: creating line, or where the tensor was first used (role)
-    origin: dict | None = None
+    origin: Origin | None = None
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,10 @@ class FunctionSummary:
     code_name: str | None = None
     #: where the user called what they compiled, "file.py:67", from the compile's Python stack
     call_site: str | None = None
-    #: graph breaks with their user line, over its compiles: {reason, origin, count}
-    graph_break_origins: tuple[dict, ...] = ()
-    #: sizes and ints its user code forced to a constant: {source, value, reason, origin}
-    specializations: tuple[dict, ...] = ()
+    #: graph breaks with their user line, over its compiles
+    graph_break_origins: tuple[GraphBreakSite, ...] = ()
+    #: sizes and ints its user code forced to a constant
+    specializations: tuple[Specialization, ...] = ()
     #: the functions this one code object was compiled for, where more than one (a decorator's
     #: wrapper; told by the functions its closure held): they share its recompile limit
     shared_by: tuple[str, ...] = ()
@@ -153,7 +154,7 @@ class WatchReport:
 
 
 def watch_to_json(report: WatchReport) -> str:
-    data = dataclasses.asdict(report)
+    data = encode.data(report)
     # Compile ids restart in each spawned process: the pid says which process an event is from.
     for process in data["processes"]:
         for event in process["events"]:

@@ -13,6 +13,7 @@ from ..reasons import causes
 from ..reasons.text import entry_line, failure_lines, split_parts, strip_comment, without_comments
 from ..records.compile_ids import frame_of
 from ..records.coverage import Method, Scope
+from ..records.origin import Origin
 from ..records.report import Environment
 from ..records.run import Call, Run, Violation
 from ..scenario.keys import MAX_KEYS, RANGE_KEYS
@@ -175,8 +176,8 @@ SHOWN_CAUSES = 2
 
 def folded_reason(
     text: str | None,
-    origins: Sequence[dict | None],
-    where: Callable[[dict | None, bool], list[str]],
+    origins: Sequence[Origin | None],
+    where: Callable[[Origin | None, bool], list[str]],
     shown: int = SHOWN_CAUSES,
 ) -> list[str] | None:
     """A recompile's failing guards as their causes (reasons/causes.py): the first ``shown``,
@@ -228,18 +229,18 @@ SHORT_WORDS = {
 
 
 def origin(
-    data: dict | None, width: int = 96, static: bool = False, short: bool = False
+    data: Origin | None, width: int = 96, static: bool = False, short: bool = False
 ) -> str | None:
     """``at file.py:23  `if x.shape[0] > 4:`  (created this guard)``, within ``width``;
     None where the origin is unknown (the caller prints nothing rather than a guess)."""
-    if not data or data.get("line") is None or not data.get("file"):
+    if data is None or not data.file:
         return None
-    where = f"at {os.path.basename(str(data['file']))}:{data['line']}"
+    where = f"at {os.path.basename(data.file)}:{data.line}"
     words = SHORT_WORDS if short else {**ROLE_WORDS, "static": STATIC_WORDS}
-    key = "static" if static and data.get("role") == "first_use" else str(data.get("role"))
+    key = "static" if static and data.role == "first_use" else str(data.role)
     role = words.get(key, key)
     tail = f"  ({role})"
-    code = data.get("code")
+    code = data.code
     if not code:
         return where + tail
     room = width - len(where) - len(tail) - 4

@@ -75,7 +75,6 @@ class Builder:
         extra: Mapping[str, Mapping[str, dict]] | None = None,
     ) -> None:
         self.strict, self.enums, self.extra = strict, enums or {}, extra or {}
-        self.hints = _typed_dicts()
         self.defs: dict[str, Any] = {}
 
     def ref(self, cls: type) -> dict[str, Any]:
@@ -94,7 +93,7 @@ class Builder:
         required = []
         fields = {f.name: f for f in dataclasses.fields(cls)}
         for f in (fields[name] for name in only) if only is not None else fields.values():
-            schema = self.type(self.hints.get((cls.__name__, f.name), hints[f.name]))
+            schema = self.type(hints[f.name])
             values = self.enums.get((cls.__name__, f.name))
             if values is not None:
                 nullable = "null" in _types_of(schema)
@@ -152,26 +151,6 @@ class Builder:
 def _types_of(schema: Mapping[str, Any]) -> list[str]:
     kinds = schema.get("type", [])
     return [kinds] if isinstance(kinds, str) else list(kinds)
-
-
-def _typed_dicts() -> dict[tuple[str, str], Any]:
-    """Fields the records keep as plain dicts, and the record each dict is written from."""
-    from ..provenance.origin import Origin
-    from ..reasons.parse import ReasonDetail
-
-    origins = tuple[Origin | None, ...] | None
-    return {
-        ("CompileEvent", "reason_detail"): ReasonDetail | None,
-        ("Recompile", "reason_detail"): ReasonDetail | None,
-        ("CompileEvent", "reason_origins"): origins,
-        ("Recompile", "reason_origins"): origins,
-        ("GuardLine", "origin"): Origin | None,
-        ("GuardLine", "origins"): tuple[Origin, ...],
-        ("ReasonCount", "origin"): Origin | None,
-        ("CauseCount", "origin"): Origin | None,
-        ("FieldChange", "origin"): Origin | None,
-        ("RankParting", "origin"): Origin | None,
-    }
 
 
 def report_enums() -> dict[tuple[str, str], tuple]:

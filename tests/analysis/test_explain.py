@@ -386,23 +386,22 @@ def test_two_symbols_explain_names_points_changes_and_symbols(write_scenario):
 
 
 def test_origin_line_says_nothing_when_unknown_and_fits_its_width():
+    from dataclasses import replace
+
+    from recompile_probe.records.origin import Origin
     from recompile_probe.render import cells
 
-    assert cells.origin(None) is None and cells.origin({"file": "f.py", "line": None}) is None
-    data = {
-        "file": "/a/b/model.py",
-        "line": 23,
-        "function": "f",
-        "role": "created",
-        "code": "if x.shape[0] > 4 and some_really_long_condition(x, y, z, w) " * 3,
-    }
+    assert cells.origin(None) is None
+    code = "if x.shape[0] > 4 and some_really_long_condition(x, y, z, w) " * 3
+    data = Origin("/a/b/model.py", 23, "f", code, "created")
     text = cells.origin(data, 80)
+    assert text is not None
     assert text.startswith("at model.py:23  `if x.shape[0] > 4") and len(text) <= 80
     assert text.endswith("…`  (created this guard)")
-    static = cells.origin({**data, "code": "y = x * 2", "role": "first_use"}, static=True)
+    static = cells.origin(replace(data, code="y = x * 2", role="first_use"), static=True)
     assert static == "at model.py:23  `y = x * 2`  (first use; static by design)"
     assert (
-        cells.origin({**data, "code": None, "role": "specialized"}, short=True)
+        cells.origin(replace(data, code=None, role="specialized"), short=True)
         == "at model.py:23  (specialized)"
     )
 

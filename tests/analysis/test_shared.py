@@ -48,8 +48,8 @@ def test_a_wrapper_compiled_for_two_functions_is_one_shared_code_object():
     assert [f["name"] for e in wrapper for f in e.closure_functions] == ["Model.forward", "inner"]
     recompile = wrapper[1]
     assert recompile.reason_kind == "shared_code_object"
-    assert recompile.reason_detail["function"] == "inner"
-    assert recompile.reason_detail["compiled_for"] == ["Model.forward"]
+    assert recompile.reason_detail.function == "inner"
+    assert recompile.reason_detail.compiled_for == ("Model.forward",)
 
     (found,) = shared_code(rec.events)
     assert found["functions"] == ["Model.forward", "inner"]
@@ -63,7 +63,7 @@ def test_a_wrapper_compiled_for_two_functions_is_one_shared_code_object():
     import inspect
 
     takes = "isolate_recompiles" in inspect.signature(torch.compile).parameters
-    assert recompile.reason_detail["isolate_recompiles"] is takes
+    assert recompile.reason_detail.isolate_recompiles is takes
     for text in (
         no_fix_why("shared_code_object", recompile.reason_detail),
         remedy("shared_code_object", "", recompile.reason_detail),

@@ -95,8 +95,9 @@ def test_the_cache_state_recompile_names_the_static_cache_and_what_it_measured(
 
 def test_a_remedy_for_another_framework_is_not_given():
     from recompile_probe.reasons.frameworks import hints
+    from recompile_probe.records.reason_detail import ReasonDetail
 
-    detail = {"source": "L['cache'].layers[0].is_initialized"}
+    detail = ReasonDetail("object_state", "value", "L['cache'].layers[0].is_initialized")
     assert hints("object_state", detail, ["/src/mymodel/cache.py"]) == ""
     found = hints("object_state", detail, ["/x/site-packages/transformers/cache_utils.py"])
     assert "static cache" in found

@@ -32,9 +32,10 @@ from recompile_probe.provenance.locations import (
     split_guard_text,
     user_function_name,
 )
-from recompile_probe.provenance.origin import Origin
 from recompile_probe.reasons.parse import DUCK_MARK
 from recompile_probe.reasons.text import entry_line, strip_local_scope, tensor_of
+from recompile_probe.records import encode
+from recompile_probe.records.origin import Origin
 from recompile_probe.torch_compat.files import shorten
 
 FIXTURE = FIXTURES / "origin_programs.py"
@@ -133,8 +134,9 @@ def test_range_loop_specializes_the_size_at_the_loop():
     (spec,) = run.origins().specializations
     assert (spec.source, spec.value, spec.reason) == ("L['x'].size()[0]", 3, None)
     assert_at(spec.origin, P.range_loop, "for i in range(x.size(0)):", "specialized")
-    assert set(spec.to_dict()) >= {"source", "value", "reason", "origin"}
-    assert set(spec.to_dict()["origin"]) >= ISSUE_KEYS
+    written = encode.data(spec)
+    assert set(written) >= {"source", "value", "reason", "origin"}
+    assert set(written["origin"]) >= ISSUE_KEYS
     # the specialized size leaves no shape guard (TENSOR_MATCH checks it): nothing to attribute
     assert not any("L['x'].size()[0]" in p for p in run.shape_parts())
 

@@ -189,7 +189,7 @@ def test_a_shape_guard_failure_gets_its_creating_line_in_explain():
         if "# the guard's line" in text
     )
     origins = [o for o in event.reason_origins if o]
-    assert origins and origins[0]["line"] == line and origins[0]["file"] == __file__
+    assert origins and origins[0].line == line and origins[0].file == __file__
     assert f"at test_causes.py:{line} `if x.shape[0] > 4:  # the guard's line`" in rec.explain()
 
 
@@ -234,7 +234,7 @@ def test_a_comment_holding_a_semicolon_stays_one_guard():
         for i, t in enumerate((PROGRAMS / "line_origins.py").read_text().splitlines(), 1)
         if t.rstrip().endswith("# LINE:range")
     )
-    assert n_cause.origin["line"] == line
+    assert n_cause.origin is not None and n_cause.origin.line == line
 
 
 def test_a_local_module_class_keeps_its_forward_name():

@@ -188,7 +188,7 @@ def test_each_kind_from_a_real_recompile(kind, fn, calls, kwargs, detail):
     got_kind, got_detail = found[-1]
     assert got_kind == kind, got_detail
     for key, value in detail.items():
-        assert got_detail[key] == value, (key, got_detail)
+        assert getattr(got_detail, key) == value, (key, got_detail)
 
 
 def test_backend_change_from_a_real_recompile():
@@ -202,8 +202,8 @@ def test_backend_change_from_a_real_recompile():
     if dynamo_says.strip() == "0/0:":  # torch 2.9 names no guard for it: neither does the tool
         assert event.reason == "0/0:" and event.reason_kind == "other"
         return
-    assert event.reason_kind == "backend_change" and event.reason_detail["what"] == "backend"
-    assert event.reason_detail["text"].startswith("BACKEND_MATCH")
+    assert event.reason_kind == "backend_change" and event.reason_detail.what == "backend"
+    assert event.reason_detail.text.startswith("BACKEND_MATCH")
 
 
 def test_every_kind_is_documented():
@@ -308,7 +308,7 @@ def test_sources_with_quotes_inside_are_classified(sizes, kind):
     assert "kwargs['input_ids']" in last.reason  # Dynamo's own text, quotes inside the name
     assert last.reason_kind == kind
     detail = last.reason_detail
-    assert (detail["source"], detail["dim"], detail["actual"]) == (
+    assert (detail.source, detail.dim, detail.actual) == (
         "L['kwargs']['input_ids']",
         0,
         str(sizes[-1]),

@@ -23,6 +23,7 @@ from recompile_probe.reasons.kinds import INTERNAL_WORDS, TABLE, no_fix_why, rem
 from recompile_probe.reasons.parse import classify, internal_error, parse_line
 from recompile_probe.reasons.text import failure_lines, mask_ids, user_stacks
 from recompile_probe.recording.recorder import Recorder
+from recompile_probe.records.origin import Origin, StackFrame
 from recompile_probe.records.report import run_from_dict
 from recompile_probe.records.run import RunError
 from recompile_probe.render.lines.explain import recompile_lines
@@ -86,9 +87,7 @@ def test_the_aliasing_guard_with_its_215_user_stack():
     assert parse_line(line).kind == "tensor_aliasing"
     stacks = user_stacks(ALIASED_215)
     assert stacks == {
-        ("0/0", "a is b"): (
-            {"file": "/tmp/r215/alias.py", "line": 4, "function": "f", "code": "return a + b"},
-        )
+        ("0/0", "a is b"): (StackFrame("/tmp/r215/alias.py", 4, "f", "return a + b"),)
     }
 
 
@@ -125,15 +124,15 @@ def test_ids_are_masked_and_nothing_else():
 
 def test_with_stacks_keeps_the_rules_line_and_adds_the_stack():
     frames = (
-        {"file": "/p/f.py", "line": 16, "function": "outer", "code": "return helper(y, n)"},
-        {"file": "/p/f.py", "line": 14, "function": "helper", "code": "return y * n"},
+        StackFrame("/p/f.py", 16, "outer", "return helper(y, n)"),
+        StackFrame("/p/f.py", 14, "helper", "return y * n"),
     )
     stacked = from_stack(frames)
-    ruled = {"file": "/p/f.py", "line": 14, "function": "helper", "code": "return y * n"}
-    ruled = {**ruled, "role": "first_use", "file_exact": True}
+    ruled = Origin("/p/f.py", 14, "helper", "return y * n", "first_use")
     merged = with_stacks((ruled, None), (stacked, stacked))
-    assert merged[0]["role"] == "first_use" and merged[0]["stack"] == list(frames)
-    assert merged[1]["line"] == 14 and merged[1]["role"] == "created"
+    assert merged[0] is not None and merged[1] is not None
+    assert merged[0].role == "first_use" and merged[0].stack == frames
+    assert merged[1].line == 14 and merged[1].role == "created"
     assert with_stacks((ruled,), None) == (ruled,)
     assert called_from(merged[0]) == ["called from f.py:16 in outer `return helper(y, n)`"]
 
@@ -201,12 +200,12 @@ def test_an_inlined_helpers_guard_names_its_callers_line():
     if "User stack trace:" not in said:
         pytest.skip("this torch writes no user stack under an int guard")
     origin = recompile.reason_origins[0]
-    caller, inner = origin["stack"]
+    caller, inner = origin.stack
     # the stack is outermost first, and names the lines of this file
-    assert (caller["function"], caller["code"]) == ("outer", "return helper(y, n)")
-    assert caller["line"] == outer.__code__.co_firstlineno + 1
-    assert (inner["function"], inner["line"]) == ("helper", helper.__code__.co_firstlineno + 1)
-    assert (origin["function"], origin["line"]) == ("helper", inner["line"])
+    assert (caller.function, caller.code) == ("outer", "return helper(y, n)")
+    assert caller.line == outer.__code__.co_firstlineno + 1
+    assert (inner.function, inner.line) == ("helper", helper.__code__.co_firstlineno + 1)
+    assert (origin.function, origin.line) == ("helper", inner.line)
     # explain shows the caller under the guard's line
     r = Recompile(
         1,
@@ -224,7 +223,7 @@ def test_an_inlined_helpers_guard_names_its_callers_line():
     assert "called from test_reason_texts.py:" in text and "`return helper(y, n)`" in text
     # watch's grouping keeps it
     (summary,) = by_function(events)
-    assert summary.reasons[0].origin["stack"][0]["code"] == "return helper(y, n)"
+    assert summary.reasons[0].origin.stack[0].code == "return helper(y, n)"
 
 
 @pytest.mark.skipif(
@@ -329,7 +328,7 @@ def test_stack_lines_stay_out_of_the_failure_lines():
     )
     assert failure_lines(message) == ["0/0: n == 3   # return y * n  # f.py:14 in helper"]
     ((key, frames),) = user_stacks(message).items()
-    assert key == ("0/0", "n == 3") and [f["line"] for f in frames] == [16, 14]
+    assert key == ("0/0", "n == 3") and [f.line for f in frames] == [16, 14]
     assert user_stacks("0/0: n == 3") == {} and user_stacks(None) == {}
 
 

@@ -161,7 +161,7 @@ def yaml_for(e: Evaluation, name: str, runs: list[Run]) -> str:
 
 
 def _hinted(found: str, e: Any) -> str:
-    files = [e.filename, *((o or {}).get("file") for o in e.reason_origins or ())]
+    files = [e.filename, *(o.file for o in e.reason_origins or () if o)]
     hint = frameworks.hints(e.reason_kind, e.reason_detail, files)
     return f"{found}. {hint}" if hint else found
 

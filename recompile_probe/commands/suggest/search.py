@@ -200,7 +200,7 @@ class Search:
         """Varying dims that the candidate's recompile reasons name (by Dynamo source and dim)."""
         runs = self.bench.runs.get(e.name, [])
         named = {
-            (d.get("source"), d.get("dim"))
+            (d.source, d.dim)
             for r in runs
             for ev in r.compile_events
             if ev.recompile and (d := ev.reason_detail)

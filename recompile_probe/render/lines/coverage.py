@@ -58,9 +58,9 @@ def _lines(strategy: str, c: Coverage, shown: int | None) -> list[str]:
         if miss.decided_by == "stance":
             line += " (a real call refused under the fail-on-recompile stance)"
         if miss.origin:
-            line += f" at {Path(str(miss.origin.get('file'))).name}:{miss.origin.get('line')}"
-            if miss.origin.get("code"):
-                line += f"  `{miss.origin['code']}`"
+            line += f" at {Path(miss.origin.file).name}:{miss.origin.line}"
+            if miss.origin.code:
+                line += f"  `{miss.origin.code}`"
         out.append(line)
     if len(listed) < len(c.unserved):
         out.append(f"  … {len(c.unserved) - len(listed)} more unserved part(s) in the JSON report")

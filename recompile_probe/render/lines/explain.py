@@ -13,6 +13,7 @@ from ...analysis.shared import label as shared_label
 from ...analysis.verdicts import NOISE_RATIO, plural
 from ...provenance.origin import called_from
 from ...reasons.text import failure_lines
+from ...records.origin import Origin
 from ...records.run import SHAPE_ENV, CacheEntry, Run
 from ...sizes.points import Point
 from .. import cells
@@ -132,7 +133,7 @@ def fold(line: str, indent: int, width: int = 100) -> list[str]:
     return lines + [current]
 
 
-def under(origin: dict | None, indent: str = "      ", static: bool = False) -> list[str]:
+def under(origin: Origin | None, indent: str = "      ", static: bool = False) -> list[str]:
     """The user line under a guard or reason line; nothing where it is unknown."""
     text = cells.origin(origin, 100 - len(indent), static)
     if text is None:
@@ -194,19 +195,19 @@ def recompile_lines(r: Recompile, plain: bool = True, verbose: bool = True) -> l
             lines.append(f"  {line}")
             if failure_lines(line) and found:
                 lines += under(found.pop(0), "    ", " size mismatch " in line)
-    d = r.reason_detail or {}
+    d = r.reason_detail
     # the symbol whose dim failed, when several could have: a batch-only run has only B
     facts = [
-        f"{k} {d[k]}"
+        f"{k} {getattr(d, k)}"
         for k in (() if plain else ("symbol",)) + ("source", "what", "dim", "expected", "actual")
-        if d.get(k) is not None
+        if d is not None and getattr(d, k) is not None
     ]
     if facts:
         lines.append("  " + ", ".join(facts))
-    if r.reason_kind == "shared_code_object" and d.get("function"):
+    if r.reason_kind == "shared_code_object" and d is not None and d.function:
         lines += wrap_text(
-            f"  one code object, several functions: this call was for {d['function']}, the "
-            f"entries were compiled for {', '.join(d.get('compiled_for') or ['?'])}",
+            f"  one code object, several functions: this call was for {d.function}, the "
+            f"entries were compiled for {', '.join(d.compiled_for or ['?'])}",
             "    ",
         )
     if r.fixes:
@@ -252,9 +253,8 @@ def error_lines(x: Explanation) -> list[str]:
     ]
     lines += wrap_text(f"  {e.message}", "    ")
     for spec in e.specialized:
-        src = spec.get("source")
-        lines.append(f"  {src} specialized to {spec.get('value')}")
-        lines += under(spec.get("origin"), "    ")
+        lines.append(f"  {spec.source} specialized to {spec.value}")
+        lines += under(spec.origin, "    ")
     lines += wrap_text(f"  Why it cannot help: {e.why}", "    ")
     return lines
 

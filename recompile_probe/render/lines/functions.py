@@ -5,7 +5,7 @@ rank section. The renderers only lay it out. No torch."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...analysis.shared import label as shared_label
@@ -14,6 +14,7 @@ from ...provenance.origin import at, at_with_callers, called_from
 from ...reasons.causes import worth_showing
 from ...reasons.kinds import INTERNAL_WORDS
 from ...reasons.text import strip_local_scope
+from ...records.origin import Origin
 from ...records.watch import CauseCount, FunctionSummary, ProcessSummary, WatchReport
 from .. import cells
 from .ranks import RanksView
@@ -208,23 +209,22 @@ def line_notes(f: FunctionSummary) -> list[str]:
     """Graph breaks and specializations of a function at their user lines ([] when none)."""
     out = []
     for b in f.graph_break_origins:
-        line = at(plain_origin(b.get("origin"))) or "at an unknown line"
-        reason = (b.get("reason") or "").strip().splitlines()
-        count = f" ({b['count']}×)" if (b.get("count") or 0) > 1 else ""
+        line = at(plain_origin(b.origin)) or "at an unknown line"
+        reason = (b.reason or "").strip().splitlines()
+        count = f" ({b.count}×)" if (b.count or 0) > 1 else ""
         out.append(f"  graph break {line}{count}" + (f": {reason[0][:100]}" if reason else ""))
     for sp in f.specializations:
-        line = at(plain_origin(sp.get("origin"))) or "at an unknown line"
-        src = str(sp.get("source"))
-        out.append(f"  {strip_local_scope(src)} specialized to {sp.get('value')} {line}")
+        line = at(plain_origin(sp.origin)) or "at an unknown line"
+        out.append(f"  {strip_local_scope(str(sp.source))} specialized to {sp.value} {line}")
     for e in f.internal_errors:
         failed = plural(e.count, "failed compile")
         out.append(f"  {failed}: {INTERNAL_WORDS} ({e.text})")
     return [f"{f.function} ({where(f)})", *out] if out else []
 
 
-def plain_origin(origin: dict | None) -> dict | None:
+def plain_origin(origin: Origin | None) -> Origin | None:
     """The origin without its role note (the line says what happened there)."""
-    return None if not origin else {**origin, "role": "created"}
+    return None if origin is None else replace(origin, role="created")
 
 
 @dataclass(frozen=True)
