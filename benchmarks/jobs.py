@@ -10,7 +10,7 @@ scenario's workers included), OMP_NUM_THREADS=1 for every process:
   check    `check S1 S2 S3 S4 --jobs 2 --json` (one pool of 2 for the whole matrix)
   inline   `run S -f json`                    (one process, for scale)
 
-Figures: every row's reports must equal the serial row's with records.comparable.comparable() (the
+Figures: every row's reports must equal the serial row's with comparable() (tests/comparable.py: the
 timing fields left out, object addresses in guard text masked); the script says so or prints the
 differing runs, and exits 1 on a difference.
 
@@ -46,6 +46,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # comparable.py: what two reports must agree on
 
 CONFIGS = [
     "logprobs.yaml",
@@ -107,7 +108,7 @@ def _row(name: str, folder: Path) -> tuple[float, dict[str, dict]]:
 
 
 def _same(reference: dict[str, dict], other: dict[str, dict], row: str) -> bool:
-    from recompile_probe.records.comparable import comparable
+    from comparable import comparable
 
     ok = True
     for config, report in reference.items():

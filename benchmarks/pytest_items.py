@@ -2,10 +2,10 @@
 
 The matrix is every shipped config (configs/*.yaml; inductor.yaml on the eager backend so the
 benchmark takes a minute, not ten), one item per scenario x sequence x strategy. Both sessions write
---recompile-report; their figures must be equal (timings and per-process ids excepted:
-records.comparable) or the benchmark fails. Prints both wall times, their ratio and the load average
-around each session (the machine is shared: a busy box moves the ratio), and what 16 workers would
-give: the measured start of W workers (`pytest -n W` with every item deselected: interpreters,
+--recompile-report; their figures must be equal (timings and per-process ids excepted,
+tests/comparable.py) or the benchmark fails. Prints both wall times, their ratio and the load
+average around each session (the machine is shared: a busy box moves the ratio), and what 16 workers
+would give: the measured start of W workers (`pytest -n W` with every item deselected: interpreters,
 plugin, collection; xdist starts no worker for --collect-only), plus the first item's warm-up (the
 first compile in a process: paid once per worker), plus the per-item durations (JUnit XML) placed by
 the same longest-first rule as shards.
@@ -29,8 +29,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # comparable.py: what two reports must agree on
 
-from recompile_probe.records.comparable import comparable as masked  # noqa: E402
+from comparable import comparable as masked  # noqa: E402
 from recompile_probe.records.report import (  # noqa: E402
     Environment,
     Report,

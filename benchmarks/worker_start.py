@@ -11,7 +11,7 @@ Rows (OMP_NUM_THREADS=1 for every process, runs alternating so drift hits every 
   run process      `run --isolate process -f json`, workers forked from the warm server
   run process (fresh)  the same with RECOMPILE_PROBE_WARM=0: a fresh interpreter per strategy
 
-Every `run process` report must equal the fresh one (records.comparable); the script says so.
+Every `run process` report must equal the fresh one (tests/comparable.py); the script says so.
 Targets (issue: workers that start in milliseconds): worker ready <= 0.3 s; run process <=
 1.15x run inline.
 
@@ -32,8 +32,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # comparable.py: what two reports must agree on
 
-from recompile_probe.records.comparable import comparable  # noqa: E402
+from comparable import comparable  # noqa: E402
 
 CLI = [sys.executable, "-m", "recompile_probe", "run", "-q", "-f", "json"]
 IMPORTS = (

@@ -291,7 +291,7 @@ def test_xdist_items_equal_serial_items_and_check_for_two_shipped_configs(pytest
 def _comparable(run):
     from dataclasses import asdict
 
-    from recompile_probe.records.comparable import comparable
+    from comparable import comparable
 
     return comparable(asdict(run))
 

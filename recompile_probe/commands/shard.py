@@ -22,7 +22,7 @@ its fingerprint, so `merge` refuses shards of different plans (other scenario fi
 ``--strategy``), a shard given twice or missing, a run reported twice or by nobody, an
 interrupted shard, and shards run on another torch, Python or recompile-probe. The merged report
 is the unsharded one: same reports, runs, order, figures, statuses, reasons and violations.
-What differs by nature is what a second run differs in anyway (records/comparable.py: wall times,
+What differs by nature is what a second run differs in anyway (tests/comparable.py: wall times,
 compile times, guard-check times and the noise flag drawn from them, trace file paths, and in
 guard texts the object addresses and Dynamo's per-process global counters),
 ``environment.platform``, taken from the lowest shard that ran the scenario (CI runners may

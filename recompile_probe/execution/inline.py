@@ -40,13 +40,12 @@ class Prepared:
         # a rank of a distributed scenario calls every point, as its peers' collectives expect
         self.every_call = bool(scenario.ranks)
         self.references: dict[tuple, EagerReference] = {}
-        for name, points in (scenario.points if sequences is None else sequences).items():
-            self.references[(name, ())] = self._reference(points, scenario.repeats, None)
+        self.complete(scenario.points if sequences is None else sequences)
 
-    def complete(self) -> None:
-        """The eager references of every sequence of the scenario not computed yet, in its
-        order, as preparing with every sequence computes them."""
-        for name, points in self.scenario.points.items():
+    def complete(self, sequences: Mapping[str, tuple[Point, ...]] | None = None) -> None:
+        """The eager references of ``sequences`` (every sequence of the scenario by default) not
+        computed yet, in their order, as preparing with them computes them."""
+        for name, points in (self.scenario.points if sequences is None else sequences).items():
             if (name, ()) not in self.references:
                 self.references[(name, ())] = self._reference(points, self.scenario.repeats, None)
 

@@ -2,6 +2,7 @@
 
 run.py (a run: calls, compile events, cache entries), report.py (a scenario's runs, JSON in and
 out), watch.py (per function and process, for watch and summarize), suggestion.py (what suggest
-measured), environment.py, compile_ids.py, order.py (report order), comparable.py (what two runs
-must agree on).
+measured), origin.py (a user line and the records that carry one), reason_detail.py (a failing
+guard), environment.py, compile_ids.py, order.py (report order), decode.py and encode.py (JSON in
+and out).
 """

@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
+from comparable import comparable
 from helpers import CONFIGS, copy_configs
 from recompile_probe.commands import shard
 from recompile_probe.commands.check import from_reports, load_all
 from recompile_probe.errors import ReportError, UsageError
-from recompile_probe.records.comparable import comparable
 from recompile_probe.records.report import (
     Environment,
     Report,

@@ -14,11 +14,11 @@ from dataclasses import replace
 
 import pytest
 
+from comparable import TIMING_FIELDS, comparable, without_timings
 from helpers import CONFIGS, FIXTURES
 from recompile_probe.errors import EagerFailure, UsageError
 from recompile_probe.execution.executor import Job, scenario_jobs
 from recompile_probe.execution.session import open_pool, parse_jobs, run_jobs, run_scenario
-from recompile_probe.records.comparable import TIMING_FIELDS, comparable, without_timings
 from recompile_probe.records.report import to_json
 from recompile_probe.scenario.load import load
 from recompile_probe.scenario.overrides import with_overrides

@@ -38,7 +38,7 @@ def test_a_scenario_changed_in_code_runs_as_it_is_in_a_worker_process():
     strategy set made in code run there, as inline."""
     from dataclasses import replace
 
-    from recompile_probe.records.comparable import comparable
+    from comparable import comparable
     from recompile_probe.records.report import to_dict
     from recompile_probe.sizes.points import Point
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from comparable import comparable
 from helpers import CONFIGS
 from recompile_probe.execution import warm
 from recompile_probe.execution.session import open_pool, run_scenario
-from recompile_probe.records.comparable import comparable
 from recompile_probe.records.report import to_dict
 from recompile_probe.scenario.load import load
 from recompile_probe.scenario.overrides import with_overrides

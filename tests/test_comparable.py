@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from recompile_probe.records.comparable import comparable
+from comparable import comparable
 
 
 def test_addresses_of_ids_and_of_object_reprs_are_masked():
