@@ -24,6 +24,7 @@ from recompile_probe.probe.backend import CountingBackend
 from recompile_probe.probe.entries import all_entries
 from recompile_probe.provenance.capture import Collector
 from recompile_probe.provenance.graph_breaks import graph_break_mark, graph_breaks
+from recompile_probe.records import encode
 
 
 def program(x, w, b):
@@ -55,7 +56,7 @@ def one_round(provenance: bool) -> tuple[float, int]:
         for cid in collector.compile_ids():
             found = collector.get(cid)
             for spec in found.specializations if found else ():
-                spec.to_dict()
+                encode.data(spec)
         graph_breaks(mark)
         assert entries and any(g.origin for e in entries for g in e.guards)
     return time.perf_counter() - start, counter.frame_count

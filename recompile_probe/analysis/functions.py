@@ -161,8 +161,7 @@ def _merged(
                 if count:
                     out[key]["count"] = (out[key].get("count") or 0) + (item.get("count") or 0)
             else:
-                kept = {k: v for k, v in item.items() if k != "stack"}
-                out[key] = kept
+                out[key] = dict(item)
     return tuple(out.values())
 
 

@@ -290,10 +290,6 @@ def progress(total: int, quiet: bool) -> Iterator[tuple]:
         yield started, finished
 
 
-def term_width() -> int:
-    return shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
-
-
 def read_reports(path: Path) -> list:
     from ..errors import ReportError
     from ..records.report import reports_from_json

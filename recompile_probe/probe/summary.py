@@ -152,9 +152,7 @@ def _provenance(
     specializations)."""
     collector = lines.collector
     found = graph_breaks(lines.break_mark)
-    breaks = (
-        None if found is None else tuple(GraphBreakSite(b.reason, b.origin, b.count) for b in found)
-    )
+    breaks = None if found is None else tuple(found)
     collected: list[RunSpecialization] = []
     seen: set[tuple] = set()
     known = 0

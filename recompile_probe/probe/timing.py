@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import statistics
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,12 +46,3 @@ def synced(fn: Callable[[], Any], sync: Callable[[], None] | None) -> Callable[[
         return out
 
     return call
-
-
-def samples_us(fn: Callable[[], Any], repeats: int) -> list[float]:
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter_ns()
-        fn()
-        samples.append((time.perf_counter_ns() - start) / 1000.0)
-    return samples

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ..records.origin import GraphBreakSite
 from ..torch_compat.dynamo import graph_break_reasons
 from .files import frame_origin, innermost_user_frame
-from .origin import GraphBreak
 
 
 def graph_break_mark() -> int | None:
@@ -24,7 +24,7 @@ def breaks_since(since: int | None) -> int | None:
     return len(reasons) - (start if start <= len(reasons) else 0)
 
 
-def graph_breaks(since: int | None = 0) -> list[GraphBreak] | None:
+def graph_breaks(since: int | None = 0) -> list[GraphBreakSite] | None:
     """Graph breaks recorded since ``since`` (a mark), grouped by (reason, user line), in order.
 
     Dynamo clears the list on reset: a mark beyond its end counts from the start. None where
@@ -46,10 +46,5 @@ def graph_breaks(since: int | None = 0) -> list[GraphBreak] | None:
         if key in groups:
             groups[key][2] += 1
         else:
-            frames = tuple(
-                o for o in (frame_origin(f, "graph_break") for f in stack) if o is not None
-            )
-            groups[key] = [text, origin, 1, frames]
-    return [
-        GraphBreak(text, origin, count, frames) for text, origin, count, frames in groups.values()
-    ]
+            groups[key] = [text, origin, 1]
+    return [GraphBreakSite(text, origin, count) for text, origin, count in groups.values()]

@@ -5,7 +5,6 @@ sizings and attributions of a compile, its graph breaks, and an origin in words.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 from ..records.origin import Origin, StackFrame
 
@@ -36,14 +35,6 @@ class DuckSizing:
     size: int | None
     origin: Origin | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "same_as": self.same_as,
-            "size": self.size,
-            "origin": None if self.origin is None else self.origin.to_dict(),
-        }
-
 
 @dataclass(frozen=True)
 class GuardAttribution:
@@ -69,33 +60,6 @@ class GuardAttribution:
         if found:
             return found[0]
         return None if self.duck_sizing is None else self.duck_sizing.origin
-
-    def to_dict(self) -> dict[str, Any]:
-        origin = self.origin
-        return {
-            "origin": None if origin is None else origin.to_dict(),
-            "origins": [o.to_dict() for o in self.origins],
-            "credited": [o.to_dict() for o in self.credited],
-            "duck_sizing": None if self.duck_sizing is None else self.duck_sizing.to_dict(),
-        }
-
-
-@dataclass(frozen=True)
-class GraphBreak:
-    """Graph breaks with the same reason at the same user line, counted."""
-
-    reason: str  #: Dynamo's reason text, whole (its first line is the summary)
-    origin: Origin | None  #: innermost user frame, role graph_break
-    count: int  #: how many GraphCompileReasons (one per frame that compiled up to the break)
-    stack: tuple[Origin, ...] = ()  #: the user frames, outermost first
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "reason": self.reason,
-            "origin": None if self.origin is None else self.origin.to_dict(),
-            "count": self.count,
-            "stack": [o.to_dict() for o in self.stack],
-        }
 
 
 # --- in words -------------------------------------------------------------------------------------

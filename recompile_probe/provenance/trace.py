@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..records import encode
 from ..records.origin import Origin
 from .locations import locs_in_comment, split_guard_text, user_function_name
 
@@ -81,7 +82,7 @@ class TraceEvidence:
             "source": sources[0] if sources else None,
             "value": value,
             "reason": record.get("reason"),
-            "origin": None if origin is None else origin.to_dict(),
+            "origin": encode.data(origin),
             "sources": sources,
         }
 
@@ -113,7 +114,7 @@ class TraceEvidence:
                 function = text.rsplit(" in ", 1)[1].strip()
                 code = lines[i + 1].strip() if i + 1 < len(lines) else None
         origin = self._origin(path, line, function, code or None, "graph_break")
-        return {"reason": reason, "origin": origin.to_dict(), "count": 1}
+        return {"reason": reason, "origin": encode.data(origin), "count": 1}
 
     def from_stack(self, stack: Any, role: str) -> Origin | None:
         """The innermost user frame of a structured-trace stack."""

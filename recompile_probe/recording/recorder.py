@@ -312,7 +312,7 @@ class Recorder:
             if counted:
                 found = graph_breaks(self._break_mark)
                 if found:
-                    self.extras.setdefault(key, {})["graph_breaks"] = [b.to_dict() for b in found]
+                    self.extras.setdefault(key, {})["graph_breaks"] = encode.data(found)
         if not event.recompile or not self.captures_origins:
             return event
         lines = failure_lines(event.reason)

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
-from .encode import OMIT_EMPTY, data
+from .encode import OMIT_EMPTY
 
 ROLES = ("created", "specialized", "first_use", "graph_break")
 
@@ -42,10 +41,6 @@ class Origin:
     #: stack trace": an inlined helper's guard then names its caller's line too); () where it
     #: did not, and then left out of the JSON
     stack: tuple[StackFrame, ...] = field(default=(), metadata=OMIT_EMPTY)
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = data(self)
-        return out
 
     def where(self) -> str:
         """``file.py:23`` (the base name; renderers add the code)."""

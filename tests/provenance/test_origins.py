@@ -207,12 +207,10 @@ def test_graph_break_in_a_helper_two_calls_deep():
     breaks = graph_breaks(run.break_mark)
     (gb,) = breaks
     assert_at(gb.origin, P._inner, "torch._dynamo.graph_break()", "graph_break")
-    assert [o.function for o in gb.stack] == ["deep_break", "_middle", "_inner"]
-    assert gb.stack[0].line == line_of(P.deep_break, "b = _middle(a)")
     # one break, one reason per frame that compiled up to it: Dynamo's own counter agrees
     after = torch._dynamo.utils.counters["graph_break"][gb.reason]
     assert gb.count == after - before.get(gb.reason, 0) == 3
-    assert set(gb.to_dict()) >= {"reason", "origin", "count"}
+    assert set(encode.data(gb)) == {"reason", "origin", "count"}
     # the resume functions Dynamo compiled map back to the user's functions, at the broken line
     seen = [r() for r in torch._dynamo.convert_frame.input_codes.seen]
     resumed = [
@@ -446,7 +444,7 @@ def test_parse_locations():
 
 def test_origin_json_and_torch_frames_are_not_user_code():
     origin = Origin("/a/b.py", 3, "f", "x = 1", "created")
-    assert set(origin.to_dict()) == ISSUE_KEYS | {"file_exact"} and origin.where() == "b.py:3"
+    assert set(encode.data(origin)) == ISSUE_KEYS | {"file_exact"} and origin.where() == "b.py:3"
     torch_file = torch._dynamo.output_graph.__file__
     loc = UserLoc(shorten(torch_file), 10, "compile_subgraph", None)
     assert FileResolver().origin(loc, "created") is None
