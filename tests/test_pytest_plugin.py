@@ -233,7 +233,7 @@ def test_xdist_items_equal_serial_items_and_check_for_two_shipped_configs(pytest
     of its strategies is counted against a CompileCounter in tests/test_configs.py) and the
     budgets config (runs that pass and runs that violate): serial pytest, `pytest -n 2` and
     `check` agree on every run's counts, status, reasons and violations (timings and
-    per-process ids excluded: records.comparable). Sequences are not shortened."""
+    per-process ids excluded: tests/comparable.py). Sequences are not shortened."""
     import subprocess
     import sys
 

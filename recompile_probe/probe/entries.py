@@ -88,7 +88,7 @@ def inspect_entry(code: Any, entry: Any, collector: Collector | None = None) -> 
 def _locator(
     code: Any, entry: Any, compile_id: str | None, collector: Collector
 ) -> Callable[[str, str | None, str], tuple[Origin | None, tuple[Origin, ...]]]:
-    """(kind, source, verbose part) -> (origin dict, contributing origin dicts); read lazily:
+    """(kind, source, verbose part) -> (origin, contributing origins); read lazily:
     the ShapeEnv is extracted once per entry, the first-use map once per entry."""
     memo: dict[str, Any] = {}
 

@@ -1,5 +1,5 @@
 """What provenance/ builds around a user line (records.origin.Origin): the shape guards, duck
-sizings and attributions of a compile, its graph breaks, and an origin in words. No torch.
+sizings and attributions of a compile, and an origin in words. No torch.
 """
 
 from __future__ import annotations

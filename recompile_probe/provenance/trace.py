@@ -122,9 +122,10 @@ class TraceEvidence:
             path = self.files.get(frame.get("filename", -1)) if isinstance(frame, dict) else None
             if path is None or self._is_torch(path):
                 continue
-            return self._origin(
-                path, frame.get("line"), str(frame.get("name")), frame.get("loc") or None, role
-            )
+            line = frame.get("line")
+            if not isinstance(line, int):  # a frame without its line names no line: n/a
+                return None
+            return self._origin(path, line, str(frame.get("name")), frame.get("loc") or None, role)
         return None
 
     # --- attribution.Evidence -----------------------------------------------------------------

@@ -23,7 +23,7 @@ def _hints(cls: type) -> dict[str, Any]:
 
 
 def build(cls: type, data: Any, where: str) -> Any:
-    """``cls`` (a dataclass) from ``data`` (its ``dataclasses.asdict`` form, through JSON)."""
+    """``cls`` (a dataclass) from ``data`` (its ``encode.data`` form, through JSON)."""
     if not isinstance(data, dict):
         raise ReportError(f"{where}: expected an object, got {type(data).__name__}")
     hints = _hints(cls)
@@ -46,7 +46,7 @@ def _value(hint: Any, value: Any, where: str) -> Any:
         return _value(options[0], value, where) if len(options) == 1 else value
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         return build(hint, value, where)
-    if origin is tuple and isinstance(value, (list, tuple)):  # JSON, or asdict() itself
+    if origin is tuple and isinstance(value, (list, tuple)):  # JSON, or encode.data() itself
         args = typing.get_args(hint)
         item = args[0] if len(args) == 2 and args[1] is Ellipsis else Any
         return tuple(_value(item, v, f"{where}[{i}]") for i, v in enumerate(value))

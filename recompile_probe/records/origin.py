@@ -51,7 +51,8 @@ class Origin:
 class Specialization:
     """A dynamic size or int forced to a constant by the user's code (a replacement to a number)."""
 
-    source: str  #: the first source of the symbol, e.g. L['x'].size()[0]
+    #: the first source of the symbol, e.g. L['x'].size()[0]; None where a trace names none
+    source: str | None
     value: int | float
     reason: str | None  #: None in-process: Dynamo keeps the reason only in its logs and traces
     origin: Origin | None
@@ -62,7 +63,7 @@ class Specialization:
 class RunSpecialization:
     """A size or int the user's code forced to a constant in one compile of a run."""
 
-    source: str
+    source: str | None
     value: int | float
     reason: str | None
     origin: Origin | None
@@ -73,6 +74,8 @@ class RunSpecialization:
 class GraphBreakSite:
     """Graph breaks with the same reason at the same user line, counted."""
 
-    reason: str  #: Dynamo's reason text, whole (its first line is the summary)
+    #: Dynamo's reason text, whole (its first line is the summary); None where a trace's
+    #: record holds only a traceback
+    reason: str | None
     origin: Origin | None  #: innermost user frame, role graph_break
     count: int  #: how many GraphCompileReasons (one per frame that compiled up to the break)

@@ -3,13 +3,12 @@ hand here (the figures of real ranks are checked in tests/commands/test_watch_ra
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from typer.testing import CliRunner
 
 from recompile_probe.cli import app
 from recompile_probe.commands import watch as watch_mod
+from recompile_probe.records import encode
 from recompile_probe.records.run import CompileEvent
 
 
@@ -29,7 +28,7 @@ def _event(cid: str, recompile: bool = False) -> dict:
         recompile=recompile,
         graphs=1,
     )
-    return {"event": dataclasses.asdict(event)}
+    return {"event": encode.data(event)}
 
 
 def _streams(diverge: bool) -> dict[int, list[dict]]:

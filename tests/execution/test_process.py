@@ -207,6 +207,7 @@ def _ahead_scenario(write_scenario, tmp_path: Path, target: str) -> tuple[Path, 
         inputs: [{{shape: [B, 4]}}]
         sequences: {{first: [1, 2], then: [2, 3, 4, 5, 6, 7]}}
         strategies: [default, static, dynamic_true]
+        repeats: 0
     """)
     return path, log
 

@@ -6,13 +6,13 @@ The program runs as `python PROGRAM ARGS` would (``runpy.run_path`` as ``__main_
 first on ``sys.path``); the dump is written also when the program raises.
 """
 
-import dataclasses
 import json
 import os
 import runpy
 import sys
 
 import recompile_probe
+from recompile_probe.records import encode
 
 
 def main() -> None:
@@ -28,7 +28,7 @@ def main() -> None:
             error = f"{type(exc).__name__}: {exc}"
     with open(out, "w", encoding="utf-8") as handle:
         json.dump({"pid": os.getpid(), "error": error, "summary": rec.to_dict(),
-                   "events": [dataclasses.asdict(e) for e in rec.events]},
+                   "events": [encode.data(e) for e in rec.events]},
                   handle, indent=1, default=str)
 
 
