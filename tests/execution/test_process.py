@@ -273,6 +273,91 @@ def test_a_target_one_process_at_a_time_can_hold_runs_every_strategy(write_scena
     ]
 
 
+#: As EXCLUSIVE, but a worker that finds the target held waits for the holder to exit, and a
+#: second and a half more (its strategy's turn has come and its jobs are handed to it), before it
+#: fails; the holder's runs of size 3 wait until another worker has found the target held.
+EXCLUSIVE_LATE = """
+import fcntl, os, time
+import torch
+
+LOG = {log!r}
+
+
+def _log(what):
+    with open(LOG, "a") as f:
+        f.write(f"{{what}} {{os.getpid()}} {{time.monotonic()}}\\n")
+
+
+def _seen(what):
+    with open(LOG) as f:
+        return any(line.startswith(what + " ") for line in f)
+
+
+_held = open({lock!r}, "w")
+try:
+    fcntl.flock(_held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+except OSError:
+    _log("waits")
+    fcntl.flock(_held, fcntl.LOCK_EX)  # until the holder has exited
+    fcntl.flock(_held, fcntl.LOCK_UN)
+    time.sleep(1.5)
+    _log("fails")
+    raise RuntimeError("the target was held by another process")
+_log("holds")
+
+
+def _hold(x):
+    deadline = time.monotonic() + 60
+    while x.shape[0] == 3 and not _seen("waits") and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def target(x):
+    if torch.compiler.is_compiling():
+        _hold(x)  # a graph break: runs on the compiled calls only
+    return x * 2
+"""
+
+
+@two_cores
+def test_a_worker_that_fails_to_load_the_target_after_its_jobs_were_sent_is_replaced(
+    write_scenario, tmp_path, monkeypatch
+):
+    """The worker started ahead for `static` is handed its jobs while it still waits for the
+    target, then fails to load it: `static` runs in a fresh worker, and every run is ok."""
+    log = tmp_path / "workers.log"
+    log.touch()
+    (tmp_path / "late.py").write_text(
+        EXCLUSIVE_LATE.format(log=str(log), lock=str(tmp_path / "held.lock"))
+    )
+    path = write_scenario("""
+        target: late.py:target
+        inputs: [{shape: [B, 4]}]
+        sequences: {a: [1, 2], b: [3, 4]}
+        strategies: [default, static]
+        repeats: 0
+    """)
+    sent: list[tuple[int, float]] = []
+    send = process.ProcessExecutor._send
+
+    def recorded(self, worker, group):
+        sent.append((worker.proc.pid, time.monotonic()))
+        return send(self, worker, group)
+
+    monkeypatch.setattr(process.ProcessExecutor, "_send", recorded)
+    report = run_scenario(load(path), isolate="process", timeout=120)
+    assert [(r.strategy, r.sequence_name, r.status) for r in report.runs] == [
+        (strategy, sequence, "ok") for sequence in ("a", "b") for strategy in ("default", "static")
+    ]
+    events = _log_lines(log)
+    assert [what for what, _, _ in events] == ["holds", "waits", "fails", "holds"], events
+    (_, holder, _), (_, ahead, _), (_, _, failed_at), (_, fresh, _) = events
+    assert len({holder, ahead, fresh}) == 3, events
+    # the worker started ahead had its jobs before it failed; its strategy's own worker after
+    assert [pid for pid, _ in sent] == [holder, ahead, fresh], (sent, events)
+    assert sent[1][1] < failed_at < sent[2][1], (sent, events)
+
+
 def test_the_timeout_counts_a_workers_preparation_whether_it_began_ahead_or_not(
     write_scenario, tmp_path
 ):
