@@ -139,10 +139,10 @@ def uncovered(
     for failure in coverage.raises_at_runtime or ():
         if all(
             s not in ranges or not (hi < ranges[s][0] or lo > ranges[s][1])
-            for s, (lo, hi) in failure["sizes"].items()
+            for s, (lo, hi) in failure.sizes.items()
         ):
-            at = ", ".join(f"{s} {lo}..{hi}" for s, (lo, hi) in failure["sizes"].items())
-            return "served but raises", (f"{at}: the graph asserts {failure['assertion']}",)
+            at = ", ".join(f"{s} {lo}..{hi}" for s, (lo, hi) in failure.sizes.items())
+            return "served but raises", (f"{at}: the graph asserts {failure.assertion}",)
     names = list(coverage.ranges)
     for miss in coverage.unserved:
         if not all(

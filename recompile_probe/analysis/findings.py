@@ -26,7 +26,7 @@ from ..records.origin import Origin
 from ..records.report import Report
 from ..records.run import CompileEvent, Run, Violation
 from ..records.watch import WatchReport
-from ..strategies.advice import Arguments
+from ..strategies.advice import Arguments, recorded
 from ..strategies.builtins import BUILTINS, RANK_BUILTINS
 from ..strategies.model import Strategy
 from .budgets import describe
@@ -358,11 +358,7 @@ def _advice(report: Report) -> tuple[Mapping[str, Strategy], Arguments]:
             strategies = {n: scenario.strategy(n) for n in scenario.known_strategies()}
             ranges = symbol_ranges(scenario.points)
             driver = scenario.driver
-    for run in report.runs:
-        if run.argument_dims is not None and run.param_names is not None:
-            dims = tuple((d["source"], d["dim"], d["symbol"]) for d in run.argument_dims)
-            return strategies, Arguments(dims, run.param_names, ranges, driver)
-    return strategies, Arguments((), (), ranges, driver)
+    return strategies, recorded(report.runs, ranges, driver) or Arguments((), (), ranges, driver)
 
 
 # --- a program's functions (watch, summarize) --------------------------------------------------

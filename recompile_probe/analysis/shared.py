@@ -15,16 +15,16 @@ from collections.abc import Iterable
 
 from ..reasons.text import entry_line, failure_lines
 from ..records.reason_detail import ReasonDetail
-from ..records.run import CompileEvent
+from ..records.run import ClosureFunction, CompileEvent, SharedCode
 
 SHARED = "shared_code_object"
 
 
-def _fn_key(fn: dict) -> tuple:
-    return (fn.get("module"), fn.get("name"), fn.get("file"), fn.get("line"))
+def _fn_key(fn: ClosureFunction) -> tuple:
+    return (fn.module, fn.name, fn.file, fn.line)
 
 
-def closure_key(fns: Iterable[dict]) -> tuple:
+def closure_key(fns: Iterable[ClosureFunction]) -> tuple:
     """The identity of what one compile's closure held: equal keys, the same function."""
     return tuple(_fn_key(f) for f in fns)
 
@@ -33,19 +33,19 @@ def _code(e: CompileEvent) -> tuple:
     return (e.function, e.filename, e.line)
 
 
-def names(closures: Iterable[tuple[dict, ...]]) -> list[str]:
+def names(closures: Iterable[tuple[ClosureFunction, ...]]) -> list[str]:
     """One name per distinct closure, in first-seen order: its functions that not every closure
     holds (the wrapped function, not the helpers every wrapper closes over)."""
-    distinct: dict[tuple, tuple[dict, ...]] = {}
+    distinct: dict[tuple, tuple[ClosureFunction, ...]] = {}
     for fns in closures:
         distinct.setdefault(closure_key(fns), fns)
     if len(distinct) < 2:
-        return [", ".join(f.get("name") or "?" for f in fns) for fns in distinct.values()]
+        return [", ".join(f.name or "?" for f in fns) for fns in distinct.values()]
     common = set.intersection(*({_fn_key(f) for f in fns} for fns in distinct.values()))
     out = []
     for fns in distinct.values():
         own = [f for f in fns if _fn_key(f) not in common] or list(fns)
-        out.append(", ".join(f.get("name") or "?" for f in own) or "?")
+        out.append(", ".join(f.name or "?" for f in own) or "?")
     return out
 
 
@@ -55,7 +55,7 @@ def label(functions: list[str] | tuple[str, ...]) -> str:
 
 def shared_functions(events: Iterable[CompileEvent]) -> dict[tuple, list[str]]:
     """Per code object (function, file, line) compiled for two functions or more, their names."""
-    closures: dict[tuple, list[tuple[dict, ...]]] = {}
+    closures: dict[tuple, list[tuple[ClosureFunction, ...]]] = {}
     for e in events:
         if e.closure_functions:
             closures.setdefault(_code(e), []).append(e.closure_functions)
@@ -66,22 +66,21 @@ def shared_functions(events: Iterable[CompileEvent]) -> dict[tuple, list[str]]:
     return out
 
 
-def shared_code(events: Iterable[CompileEvent]) -> tuple[dict, ...]:
-    """The shared code objects of these events, each {function, filename, line, functions,
-    compiles, recompiles}: ``recompiles`` counts those of kind shared_code_object."""
+def shared_code(events: Iterable[CompileEvent]) -> tuple[SharedCode, ...]:
+    """The shared code objects of these events."""
     events = list(events)
     out = []
     for code, functions in shared_functions(events).items():
         mine = [e for e in events if _code(e) == code]
         out.append(
-            {
-                "function": code[0],
-                "filename": code[1],
-                "line": code[2],
-                "functions": functions,
-                "compiles": len(mine),
-                "recompiles": sum(e.reason_kind == SHARED for e in mine),
-            }
+            SharedCode(
+                function=code[0],
+                filename=code[1],
+                line=code[2],
+                functions=tuple(functions),
+                compiles=len(mine),
+                recompiles=sum(e.reason_kind == SHARED for e in mine),
+            )
         )
     return tuple(out)
 

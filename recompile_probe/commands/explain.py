@@ -20,7 +20,7 @@ from ..records.order import ordered
 from ..records.report import Report
 from ..scenario.model import Scenario
 from ..scenario.overrides import with_overrides
-from ..strategies.advice import Arguments
+from ..strategies.advice import Arguments, recorded
 from ..strategies.model import symbol_ranges
 from .saved import run_points, scenario_of
 
@@ -175,10 +175,9 @@ def _explained(
 def _arguments(report: Report, scenario: Scenario, warnings: list[str] | None) -> Arguments:
     """How the target names its arguments: as its runs recorded it, or (a report written before
     runs kept it) from the target itself, which imports it and torch."""
-    for run in report.runs:
-        if run.argument_dims is not None and run.param_names is not None:
-            dims = tuple((d["source"], d["dim"], d["symbol"]) for d in run.argument_dims)
-            return Arguments(dims, run.param_names, symbol_ranges(scenario.points), scenario.driver)
+    found = recorded(report.runs, symbol_ranges(scenario.points), scenario.driver)
+    if found is not None:
+        return found
     if warnings is not None and report.runs:
         warnings.append(
             "the report's runs do not record the target's argument names (written by an older "

@@ -22,7 +22,16 @@ import sympy
 from ..provenance.capture import RuntimeAsserts
 from ..reasons.parse import parse_line
 from ..reasons.text import resumed_at
-from ..records.coverage import GUARDS, STANCE, Coverage, Method, Outcome, Scope, Unserved
+from ..records.coverage import (
+    GUARDS,
+    STANCE,
+    Coverage,
+    Method,
+    Outcome,
+    RuntimeRaise,
+    Scope,
+    Unserved,
+)
 from ..records.origin import Origin
 from ..records.run import GuardLine
 from ..sizes import ranges as sr
@@ -337,7 +346,7 @@ def _record(
             )
     served = [dict(zip(names, box)) for box in decision.served[:MAX_BOXES]]
     counterexample = decision.counterexample
-    raises: tuple[dict, ...] | None = None
+    raises: tuple[RuntimeRaise, ...] | None = None
     if sampler is not None:
         # served only where a real call was served: between samples nothing is known
         served = [
@@ -360,7 +369,7 @@ def _record(
             if counterexample is None or point < counterexample:
                 counterexample = point
         raises = tuple(
-            {"sizes": {n: (v, v) for n, v in zip(names, point)}, "assertion": text}
+            RuntimeRaise(sizes={n: (v, v) for n, v in zip(names, point)}, assertion=text)
             for point, text in sorted(sampler.raised.items())
         )
     if raises is None and request.runtime_asserts is not None:
@@ -472,7 +481,7 @@ def _raises(
     ranges: dict[str, tuple[int, int]],
     decision: Decision,
     notes: list[str],
-) -> tuple[dict, ...] | None:
+) -> tuple[RuntimeRaise, ...] | None:
     """Served boxes whose graph raises a runtime assertion, every served point checked where
     the range is small enough to enumerate, else the sampled ones (a note says so)."""
     assert request.runtime_asserts is not None
@@ -490,9 +499,9 @@ def _raises(
             f"runtime assertions were checked at {len(points)} sampled served sizes, not all"
         )
     failing = asserts.failures(per_entry, evaluator, points, names)
-    out: list[dict] = []
+    out: list[RuntimeRaise] = []
     for text in dict.fromkeys(failing.values()):
         boxes = sr.merge([tuple((v, v) for v in p) for p, t in failing.items() if t == text])
-        out += [{"sizes": dict(zip(names, box)), "assertion": text} for box in boxes]
-    out.sort(key=lambda f: tuple(lo for lo, _ in f["sizes"].values()))
+        out += [RuntimeRaise(sizes=dict(zip(names, box)), assertion=text) for box in boxes]
+    out.sort(key=lambda f: tuple(lo for lo, _ in f.sizes.values()))
     return tuple(out[:MAX_BOXES])

@@ -16,7 +16,7 @@ from ..reasons.text import failure_lines
 from ..records.compile_ids import frame_of, sort_key
 from ..records.coverage import Coverage
 from ..records.origin import GraphBreakSite, Origin, RunSpecialization
-from ..records.run import CacheEntry, Call, CompileEvent, Run
+from ..records.run import ArgumentDim, CacheEntry, Call, CompileEvent, Run
 from ..scenario.model import Scenario
 from ..sizes.points import BATCH, Point
 from ..strategies.model import BATCH_SOURCES, Strategy
@@ -119,7 +119,7 @@ def summarize(
         notes=(*inherited, *notes, *_own_frame_notes(driven, own), *driver.notes),
         points=tuple(p.to_dict() for p in points),
         argument_dims=tuple(
-            {"source": source, "dim": dim, "symbol": symbol}
+            ArgumentDim(source=source, dim=dim, symbol=symbol)
             for source, dim, symbol in target.dim_sources()
         ),
         param_names=tuple(target.param_names),

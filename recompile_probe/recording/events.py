@@ -28,7 +28,7 @@ from ..reasons.parse import (
 from ..reasons.text import entry_line, failure_lines, split_parts, strip_comment, user_stacks
 from ..records.compile_ids import frame_of
 from ..records.origin import Origin
-from ..records.run import CompileEvent
+from ..records.run import ClosureFunction, CompileEvent
 
 #: Dynamo's header of a recompile message (recompiles log, RecompileError, fail_on_recompile).
 _HEADER = re.compile(
@@ -153,7 +153,7 @@ class EventBuilder:
         graphs: int | None = None,
         graph_breaks: int | None = None,
         compiling: Identity | None = None,
-        closure_functions: tuple[dict, ...] | None = None,
+        closure_functions: tuple[ClosureFunction, ...] | None = None,
         dynamo_graph_breaks: int | None = None,
         guard_collectives: bool | None = None,
     ) -> CompileEvent:

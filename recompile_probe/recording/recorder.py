@@ -34,7 +34,7 @@ from ..provenance.shape_env import CompileOrigins
 from ..reasons.text import failure_lines
 from ..records import encode
 from ..records.compile_ids import compile_key
-from ..records.run import CompileEvent
+from ..records.run import ClosureFunction, CompileEvent
 from ..torch_compat import cache, logs, metrics, stance
 from ..torch_compat.collectives import guard_collectives_on
 from ..torch_compat.compile_keywords import compile_accepts
@@ -203,9 +203,9 @@ class Recorder:
             identity = (
                 None if code is None else (code.co_name, code.co_filename, code.co_firstlineno)
             )
-            self._add(
-                record, counted=True, compiling=identity, closure=compiling_closure_functions()
-            )
+            held = compiling_closure_functions()
+            closure = None if held is None else tuple(ClosureFunction(**f) for f in held)
+            self._add(record, counted=True, compiling=identity, closure=closure)
 
     def _on_backend_call(self) -> None:
         """Dynamo hands a graph to a backend: count it for its compile, capture its ShapeEnv."""
@@ -237,7 +237,7 @@ class Recorder:
         record: Any,
         counted: bool,
         compiling: tuple | None = None,
-        closure: tuple[dict, ...] | None = None,
+        closure: tuple[ClosureFunction, ...] | None = None,
     ) -> None:
         """``counted``: the record arrived as Dynamo wrote it, inside its compile, so what was
         counted for that compile (graphs, graph breaks) is its own; a record read late has none.

@@ -61,6 +61,15 @@ class Unserved:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RuntimeRaise:
+    """A served box where the compiled graph raises a runtime assertion (a mark's range, or a
+    ``torch._check`` the graph keeps): a call there is served by a cache entry and fails."""
+
+    sizes: dict[str, tuple[int, int]]  #: symbol -> (lo, hi)
+    assertion: str  #: the graph's assertion, as sympy prints it
+
+
+@dataclass(frozen=True, kw_only=True)
 class Coverage:
     """Whether every size in ``ranges`` is served by an existing cache entry."""
 
@@ -75,9 +84,9 @@ class Coverage:
     unserved: tuple[Unserved, ...] = ()  #: boxes, smallest first
     #: the smallest unserved point found (in the ranges' symbol order); None: none found
     counterexample: dict[str, int] | None = None
-    #: served boxes where the compiled graph raises a runtime assertion: {sizes, assertion};
-    #: None where the run's compiles were not read for them
-    raises_at_runtime: tuple[dict, ...] | None = None
+    #: served boxes where the compiled graph raises a runtime assertion; None where the run's
+    #: compiles were not read for them
+    raises_at_runtime: tuple[RuntimeRaise, ...] | None = None
     points_checked: int = 0  #: guard evaluations and real calls made to decide it
     seconds: float | None = None  #: wall time of the decision
     #: served/unserved boxes left out of the lists because there were too many (a parity set

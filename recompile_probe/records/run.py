@@ -21,6 +21,39 @@ STATUSES = ("ok", "error", "unsupported")
 
 
 @dataclass(frozen=True)
+class ClosureFunction:
+    """A Python function the closure of a compiled frame held (a decorator's wrapper holds the
+    function it wraps)."""
+
+    name: str | None  #: its qualified name
+    module: str | None
+    file: str
+    line: int  #: the line its ``def`` starts on
+
+
+@dataclass(frozen=True)
+class SharedCode:
+    """One code object Dynamo compiled for several functions (a decorator's wrapper), told apart
+    by the functions its closure held at each compile."""
+
+    function: str | None  #: the code object's own name, file and first line
+    filename: str | None
+    line: int | None
+    functions: tuple[str, ...]  #: one name per distinct closure, in first-seen order
+    compiles: int
+    recompiles: int  #: those of kind shared_code_object
+
+
+@dataclass(frozen=True)
+class ArgumentDim:
+    """One dim of the target's arguments a size symbol moves, as Dynamo names its source."""
+
+    source: str  #: e.g. ``L['x']``
+    dim: int
+    symbol: str
+
+
+@dataclass(frozen=True)
 class Call:
     """One call of the compiled target."""
 
@@ -85,10 +118,9 @@ class CompileEvent:
     #: torch._dynamo.reset() calls seen before this compile in its process: a reset restarts
     #: compile ids, so "0/0" after one reset is another compile than "0/0" before it
     resets: int = 0
-    #: the Python functions the compiled frame's closure held, each {name, module, file, line}
-    #: (a decorator's wrapper holds the function it wraps): () where it held none; None where
+    #: the Python functions the compiled frame's closure held: () where it held none; None where
     #: not seen (a trace, a torch whose compile takes no closure)
-    closure_functions: tuple[dict, ...] | None = None
+    closure_functions: tuple[ClosureFunction, ...] | None = None
     #: graph breaks as Dynamo's own graph_break counter counted them during this compile. It
     #: leaves some out (a branch on a data-dependent value is listed, not counted), so it can be
     #: below ``graph_breaks``; None where the counter moved otherwise (cleared) or was not read
@@ -236,15 +268,13 @@ class Run:
     #: graph-break list
     graph_breaks: tuple[GraphBreakSite, ...] | None = ()
     #: code objects compiled for several functions (a decorator's wrapper), told by the
-    #: functions the frame's closure held: {function, filename, line, functions, compiles,
-    #: recompiles}, ``recompiles`` those of kind shared_code_object; None where no compile's
-    #: closure was seen
-    shared_code: tuple[dict, ...] | None = ()
-    #: the target's arguments as this run named them, {source, dim, symbol} per dim a size
-    #: symbol moves: what explain's code advice is written in, kept so that a saved report is
-    #: explained without importing the target; None in a report written before, or for a run
-    #: that never loaded its target
-    argument_dims: tuple[dict, ...] | None = None
+    #: functions the frame's closure held; None where no compile's closure was seen
+    shared_code: tuple[SharedCode, ...] | None = ()
+    #: the target's arguments as this run named them, one per dim a size symbol moves: what
+    #: explain's code advice is written in, kept so that a saved report is explained without
+    #: importing the target; None in a report written before, or for a run that never loaded
+    #: its target
+    argument_dims: tuple[ArgumentDim, ...] | None = None
     #: the target's positional parameter names (and its **kwargs name), for marks by index;
     #: None as for argument_dims
     param_names: tuple[str | None, ...] | None = None

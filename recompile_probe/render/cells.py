@@ -272,9 +272,9 @@ def run_notes(runs: list[Run]) -> list[str]:
     for r in runs:
         for sc in r.shared_code or ():
             out.append(
-                f"{r.strategy}: {sc['function']} ({Path(sc['filename'] or '?').name}:"
-                f"{sc['line']}) is {shared_label(sc['functions'])}; they share its recompile "
-                f"limit ({plural(sc['recompiles'], 'recompile')} of this sharing)"
+                f"{r.strategy}: {sc.function} ({Path(sc.filename or '?').name}:"
+                f"{sc.line}) is {shared_label(sc.functions)}; they share its recompile "
+                f"limit ({plural(sc.recompiles, 'recompile')} of this sharing)"
             )
     for run in runs:
         frames = {frame_of(e.compile_id) for e in run.compile_events if e.compile_id}

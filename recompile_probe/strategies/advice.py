@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..records.run import Run
 from ..sizes.paths import Path, parse_path
 from ..torch_compat.compile_keywords import SPEC_KEYWORDS, spec_keyword
 from .model import BATCH_SOURCES, MARKS, LocationMark, Strategy, filled
@@ -48,6 +49,19 @@ class Arguments:
     #: the scenario's ``driver:`` (``file.py:fn``): the program, not the user, makes each call
     #: and builds its inputs, so marks go in a wrapper it calls in the target's place
     driver: str | None = None
+
+
+def recorded(
+    runs: Iterable[Run], ranges: Mapping[str, tuple[int, int]], driver: str | None
+) -> Arguments | None:
+    """The target's arguments as the first run that recorded them named them (a saved report
+    is advised on without importing the target); None where no run did (a report written before
+    runs kept them)."""
+    for run in runs:
+        if run.argument_dims is not None and run.param_names is not None:
+            dims = tuple((d.source, d.dim, d.symbol) for d in run.argument_dims)
+            return Arguments(dims, run.param_names, ranges, driver)
+    return None
 
 
 def local_name(source: str | None) -> str:

@@ -45,15 +45,15 @@ def test_a_wrapper_compiled_for_two_functions_is_one_shared_code_object():
 
     wrapper = [e for e in rec.events if (e.function, e.line) == ("wrapped", code.co_firstlineno)]
     assert [e.compile_id for e in wrapper] == [str(m.compile_id) for m in records]
-    assert [f["name"] for e in wrapper for f in e.closure_functions] == ["Model.forward", "inner"]
+    assert [f.name for e in wrapper for f in e.closure_functions] == ["Model.forward", "inner"]
     recompile = wrapper[1]
     assert recompile.reason_kind == "shared_code_object"
     assert recompile.reason_detail.function == "inner"
     assert recompile.reason_detail.compiled_for == ("Model.forward",)
 
     (found,) = shared_code(rec.events)
-    assert found["functions"] == ["Model.forward", "inner"]
-    assert (found["compiles"], found["recompiles"]) == (2, 1)
+    assert found.functions == ("Model.forward", "inner")
+    assert (found.compiles, found.recompiles) == (2, 1)
     (summary,) = [f for f in by_function(rec.events) if f.line == code.co_firstlineno]
     assert summary.shared_by == ("Model.forward", "inner")
     first = summary.causes[0]
@@ -83,7 +83,7 @@ def test_a_wrapper_recompiled_for_its_one_function_is_not_shared():
     assert len(_debug_get_cache_entry_list(code)) == 2  # Dynamo: a real recompile of it
     (recompile,) = [e for e in rec.events if e.recompile]
     assert recompile.reason_kind == "static_size_change"
-    assert [f["name"] for f in recompile.closure_functions] == ["alone"]
+    assert [f.name for f in recompile.closure_functions] == ["alone"]
     assert shared_code(rec.events) == ()
     assert all(not f.shared_by for f in by_function(rec.events))
 
@@ -157,11 +157,11 @@ def test_tiny_llama_shares_transformers_deprecate_kwarg_wrapper():
         (s, f)
         for s in shared_code(rec.events)
         for f in by_function(rec.events)
-        if (s["filename"], s["line"]) == (code.co_filename, code.co_firstlineno)
+        if (s.filename, s.line) == (code.co_filename, code.co_firstlineno)
         and (f.filename, f.line) == (code.co_filename, code.co_firstlineno)
     ]
-    assert found["functions"] == expected
-    assert (found["compiles"], found["recompiles"]) == (3, 2)
+    assert list(found.functions) == expected
+    assert (found.compiles, found.recompiles) == (3, 2)
     assert summary.causes[0].label == (
         "one code object shared by 3 functions: "
         "LlamaForCausalLM.forward, LlamaModel.forward, create_causal_mask"

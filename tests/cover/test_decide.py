@@ -125,7 +125,7 @@ def _outcome(coverage: Coverage, size: int) -> str | None:
         if lo <= size <= hi:
             return miss.outcome
     for failure in coverage.raises_at_runtime or ():
-        lo, hi = failure["sizes"]["B"]
+        lo, hi = failure.sizes["B"]
         if lo <= size <= hi:
             return "raises at runtime"
     served = any(b["B"][0] <= size <= b["B"][1] for b in coverage.served)
@@ -212,9 +212,9 @@ def test_a_graph_break_is_sampled_by_real_calls_and_never_called_a_proof():
 def test_served_sizes_whose_graph_asserts_are_said_to_raise():
     runs, (target, factory, dims) = _runs("reshape", ["mark_unbacked"])
     coverage = runs["mark_unbacked"].coverage
-    failing = [f["sizes"]["B"] for f in coverage.raises_at_runtime]
+    failing = [f.sizes["B"] for f in coverage.raises_at_runtime]
     assert (0, 1) in failing and (7, 7) in failing  # view(B // 2, 2, -1) of [B, 8]
-    assert all("B" in f["assertion"] for f in coverage.raises_at_runtime)
+    assert all("B" in f.assertion for f in coverage.raises_at_runtime)
     assert coverage.method == "proved" and coverage.unserved == ()
     assert not coverage.proved  # every size is served, and some of them raise: not a guarantee
     assert _held_to_real_calls(coverage, Plain(target, factory, dims, "mark_unbacked")) == []

@@ -14,7 +14,7 @@ from recompile_probe.records.report import (
     from_json,
     to_json,
 )
-from recompile_probe.records.run import Call
+from recompile_probe.records.run import ArgumentDim, Call
 
 CONTRACT_RUN_KEYS = {
     "target",
@@ -84,7 +84,7 @@ def test_the_target_argument_names_and_the_scenario_digest_round_trip():
     report = sample_report()
     run = replace(
         report.runs[0],
-        argument_dims=({"source": "L['x']", "dim": 0, "symbol": "B"},),
+        argument_dims=(ArgumentDim(source="L['x']", dim=0, symbol="B"),),
         param_names=("x", None),
     )
     report = replace(report, scenario=replace(report.scenario, sha256="ab" * 32), runs=(run,))

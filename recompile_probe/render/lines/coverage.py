@@ -67,8 +67,8 @@ def _lines(strategy: str, c: Coverage, shown: int | None) -> list[str]:
     failures = list(c.raises_at_runtime or ())
     for failure in failures if shown is None else failures[:shown]:
         out.append(
-            f"  served but raises at {_at(names, tuple(failure['sizes'].values()))}: "
-            f"{failure['assertion']}"
+            f"  served but raises at {_at(names, tuple(failure.sizes.values()))}: "
+            f"{failure.assertion}"
         )
     if shown is not None and len(failures) > shown:
         out.append(

@@ -77,8 +77,8 @@ def entry_lines(run: Run) -> list[str]:
             frame = (e.function, e.filename)
             lines.append(f"Cache entries of {e.function} ({e.filename}:{e.line})")
             for sc in run.shared_code or ():
-                if (sc["function"], sc["filename"], sc["line"]) == (e.function, e.filename, e.line):
-                    lines.append(f"  {shared_label(sc['functions'])}: they share its limit")
+                if (sc.function, sc.filename, sc.line) == (e.function, e.filename, e.line):
+                    lines.append(f"  {shared_label(sc.functions)}: they share its limit")
         lines.append(
             f"  {e.compile_id}  {made(run, e)} · guard_count {cells.num(e.guard_count)} "
             f"(metrics) · {cells.num(e.leaf_guard_count)} leaf guards (tree)"
