@@ -143,6 +143,12 @@ def uncovered(
         ):
             at = ", ".join(f"{s} {lo}..{hi}" for s, (lo, hi) in failure.sizes.items())
             return "served but raises", (f"{at}: the graph asserts {failure.assertion}",)
+    if coverage.raises_left_out and ranges != coverage.ranges:
+        return None, (
+            f"coverage n/a: {coverage.raises_left_out} served box(es) that raise were left out "
+            "of the list over a range this large; decide the budget's own range (--cover) to "
+            "judge it",
+        )
     names = list(coverage.ranges)
     for miss in coverage.unserved:
         if not all(

@@ -394,6 +394,12 @@ def _record(
             "at an unserved size compiles nothing and runs eagerly"
         )
     left_out = max(0, len(decision.unserved) - MAX_BOXES) + max(0, len(decision.served) - MAX_BOXES)
+    raises_left_out = 0 if raises is None else max(0, len(raises) - MAX_BOXES)
+    if raises_left_out:
+        notes.append(
+            f"raises_at_runtime stops at {MAX_BOXES} boxes: {raises_left_out} more served "
+            "box(es) that raise are left out (raises_left_out)"
+        )
     if not decision.complete or sampler is not None:
         notes.append(
             f"the served and unserved lists stop at {MAX_BOXES} boxes each; the counterexample "
@@ -415,7 +421,8 @@ def _record(
         served=tuple(served),
         unserved=tuple(unserved),
         counterexample=None if counterexample is None else dict(zip(names, counterexample)),
-        raises_at_runtime=raises,
+        raises_at_runtime=None if raises is None else raises[:MAX_BOXES],
+        raises_left_out=raises_left_out,
         points_checked=evaluator.checked + (sampler.calls if sampler else 0),
         seconds=round(time.perf_counter() - start, 4),
         boxes_left_out=left_out,
@@ -504,4 +511,4 @@ def _raises(
         boxes = sr.merge([tuple((v, v) for v in p) for p, t in failing.items() if t == text])
         out += [RuntimeRaise(sizes=dict(zip(names, box)), assertion=text) for box in boxes]
     out.sort(key=lambda f: tuple(lo for lo, _ in f.sizes.values()))
-    return tuple(out[:MAX_BOXES])
+    return tuple(out)

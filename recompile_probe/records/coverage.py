@@ -92,6 +92,9 @@ class Coverage:
     #: served/unserved boxes left out of the lists because there were too many (a parity set
     #: over a huge range); the counterexample and ``proved`` still hold for the whole range
     boxes_left_out: int = 0
+    #: served boxes that raise, left out of ``raises_at_runtime`` because there were too many;
+    #: ``proved`` is False whenever any raise, listed or not
+    raises_left_out: int = 0
     why_na: str | None = None
     #: served and unserved list every box of the range (False: z3 decided a range too large to
     #: enumerate and listed only part of it, or samples; the counterexample still holds)

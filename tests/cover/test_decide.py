@@ -21,9 +21,11 @@ from torch._dynamo.testing import CompileCounter
 from torch._dynamo.utils import counters
 
 from helpers import PROGRAMS, import_file
+from recompile_probe.analysis.budgets import uncovered as decide_budget
 from recompile_probe.cover import decide
 from recompile_probe.execution.session import run_scenario
 from recompile_probe.records.coverage import Coverage
+from recompile_probe.render.lines.coverage import section as lines_of
 from recompile_probe.scenario.load import loads
 
 CASES = PROGRAMS / "coverage" / "cases.py"
@@ -364,3 +366,54 @@ def test_a_range_of_two_to_the_forty_is_decided_without_enumerating_it():
     assert coverage.method == "proved" and coverage.counterexample == {"B": 0}
     assert coverage.served == ({"B": (2, 2**40)},)
     assert coverage.points_checked < 1000
+
+
+def _view_fails(b: int) -> bool:
+    """Whether ``x.view(b // 2, 2, -1)`` of a [b, 8] tensor fails: no rows, or 8b elements that
+    2 * (b // 2) does not divide (the reshape case's own arithmetic, not the tool's)."""
+    return b // 2 == 0 or (8 * b) % (2 * (b // 2)) != 0
+
+
+def test_served_boxes_that_raise_past_the_lists_end_are_counted_and_no_budget_passes_on_them():
+    hi = 20_000
+    scenario = loads(
+        textwrap.dedent(
+            f"""\
+            target: {CASES}:reshape
+            factory: {CASES}:one_input
+            batch_dims: {{0: [0]}}
+            sequences: {{s: {SEQUENCE}}}
+            strategies: [mark_unbacked]
+            repeats: 0
+            coverage: {{B: [0, {hi}]}}
+            """
+        )
+    )
+    (run,) = run_scenario(scenario).runs
+    coverage = run.coverage
+    boxes: list[tuple[int, int]] = []
+    for b in range(hi + 1):
+        if _view_fails(b):
+            if boxes and boxes[-1][1] == b - 1:
+                boxes[-1] = (boxes[-1][0], b)
+            else:
+                boxes.append((b, b))
+    for b in (7, hi - 1, hi):  # the arithmetic is what torch does
+        try:
+            cases.reshape(torch.randn(b, 8))
+        except RuntimeError:
+            assert _view_fails(b), b
+        else:
+            assert not _view_fails(b), b
+    listed = [f.sizes["B"] for f in coverage.raises_at_runtime]
+    assert len(listed) == 4096 < len(boxes)  # the list stops at 4,096 boxes (docs/coverage.md)
+    assert listed == boxes[:4096]
+    assert coverage.raises_left_out == len(boxes) - 4096
+    assert any("raises_left_out" in n for n in coverage.notes)
+    assert not coverage.proved
+    # a budget over sizes past the list is not judged on it; over the whole range it is broken
+    late = boxes[-1][0]
+    assert decide_budget(coverage, {"B": (late, late)})[0] is None
+    assert decide_budget(coverage, {"B": (0, hi)})[0] == "served but raises"
+    text = "\n".join(lines_of([run]))
+    assert f"{len(boxes) - 4096} more served part(s) that raise, not listed anywhere" in text

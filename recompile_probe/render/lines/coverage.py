@@ -74,5 +74,7 @@ def _lines(strategy: str, c: Coverage, shown: int | None) -> list[str]:
         out.append(
             f"  … {len(failures) - shown} more served part(s) that raise, in the JSON report"
         )
+    if c.raises_left_out:
+        out.append(f"  … {c.raises_left_out} more served part(s) that raise, not listed anywhere")
     out += [f"  note: {n}" for n in c.notes]
     return out
