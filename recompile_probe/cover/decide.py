@@ -394,6 +394,12 @@ def _record(
             "at an unserved size compiles nothing and runs eagerly"
         )
     left_out = max(0, len(decision.unserved) - MAX_BOXES) + max(0, len(decision.served) - MAX_BOXES)
+    if left_out and decision.complete and sampler is None:
+        notes.append(
+            f"the served and unserved lists stop at {MAX_BOXES} boxes each: {left_out} more "
+            "are left out (boxes_left_out); the counterexample and the verdict hold for the "
+            "whole range"
+        )
     raises_left_out = 0 if raises is None else max(0, len(raises) - MAX_BOXES)
     if raises_left_out:
         notes.append(
@@ -427,7 +433,9 @@ def _record(
         seconds=round(time.perf_counter() - start, 4),
         boxes_left_out=left_out,
         notes=tuple(notes),
-        complete=decision.complete and sampler is None and method is not Method.SAMPLED,
+        complete=(
+            decision.complete and sampler is None and method is not Method.SAMPLED and not left_out
+        ),
     )
 
 

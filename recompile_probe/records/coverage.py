@@ -97,7 +97,8 @@ class Coverage:
     raises_left_out: int = 0
     why_na: str | None = None
     #: served and unserved list every box of the range (False: z3 decided a range too large to
-    #: enumerate and listed only part of it, or samples; the counterexample still holds)
+    #: enumerate and listed only part of it, the lists stopped at their length limit, or
+    #: samples; the counterexample still holds)
     complete: bool = True
     notes: tuple[str, ...] = ()
 

@@ -374,7 +374,10 @@ def _view_fails(b: int) -> bool:
     return b // 2 == 0 or (8 * b) % (2 * (b // 2)) != 0
 
 
-def test_served_boxes_that_raise_past_the_lists_end_are_counted_and_no_budget_passes_on_them():
+def test_boxes_past_the_lists_end_are_counted_and_no_budget_passes_on_the_partial_lists():
+    """Over B in [0, 20000] after 4 -> 8, default leaves most odd sizes unserved and under
+    mark_unbacked most odd sizes are served by a graph that raises: more boxes than a list
+    holds. What is left out is counted, and a budget over sizes past a list's end is n/a."""
     hi = 20_000
     scenario = loads(
         textwrap.dedent(
@@ -383,14 +386,13 @@ def test_served_boxes_that_raise_past_the_lists_end_are_counted_and_no_budget_pa
             factory: {CASES}:one_input
             batch_dims: {{0: [0]}}
             sequences: {{s: {SEQUENCE}}}
-            strategies: [mark_unbacked]
+            strategies: [default, mark_unbacked]
             repeats: 0
             coverage: {{B: [0, {hi}]}}
             """
         )
     )
-    (run,) = run_scenario(scenario).runs
-    coverage = run.coverage
+    runs = {r.strategy: r for r in run_scenario(scenario).runs}
     boxes: list[tuple[int, int]] = []
     for b in range(hi + 1):
         if _view_fails(b):
@@ -405,15 +407,27 @@ def test_served_boxes_that_raise_past_the_lists_end_are_counted_and_no_budget_pa
             assert _view_fails(b), b
         else:
             assert not _view_fails(b), b
-    listed = [f.sizes["B"] for f in coverage.raises_at_runtime]
+    late = boxes[-1][0]
+
+    raised = runs["mark_unbacked"].coverage
+    listed = [f.sizes["B"] for f in raised.raises_at_runtime]
     assert len(listed) == 4096 < len(boxes)  # the list stops at 4,096 boxes (docs/coverage.md)
     assert listed == boxes[:4096]
-    assert coverage.raises_left_out == len(boxes) - 4096
-    assert any("raises_left_out" in n for n in coverage.notes)
-    assert not coverage.proved
-    # a budget over sizes past the list is not judged on it; over the whole range it is broken
-    late = boxes[-1][0]
-    assert decide_budget(coverage, {"B": (late, late)})[0] is None
-    assert decide_budget(coverage, {"B": (0, hi)})[0] == "served but raises"
-    text = "\n".join(lines_of([run]))
+    assert raised.raises_left_out == len(boxes) - 4096
+    assert any("raises_left_out" in n for n in raised.notes)
+    assert not raised.proved
+    assert decide_budget(raised, {"B": (late, late)})[0] is None  # n/a: not judged
+    assert decide_budget(raised, {"B": (0, hi)})[0] == "served but raises"
+
+    missed = runs["default"].coverage
+    assert len(missed.unserved) == 4096 and missed.boxes_left_out > 0 and not missed.complete
+    assert any("boxes_left_out" in n for n in missed.notes)
+    # the size past the list's end is unserved: the plain program compiles there
+    attempts, _, _ = Plain("reshape", "one_input", {0: [0]}, "default").at(late)
+    assert attempts > 0 and missed.unserved[-1].sizes["B"][1] < late
+    verdict, why = decide_budget(missed, {"B": (late, late)})
+    assert verdict is None and "incomplete" in why[0]
+
+    text = "\n".join(lines_of([runs["mark_unbacked"], runs["default"]]))
     assert f"{len(boxes) - 4096} more served part(s) that raise, not listed anywhere" in text
+    assert f"{missed.boxes_left_out} more served or unserved part(s), not listed anywhere" in text

@@ -64,6 +64,8 @@ def _lines(strategy: str, c: Coverage, shown: int | None) -> list[str]:
         out.append(line)
     if len(listed) < len(c.unserved):
         out.append(f"  … {len(c.unserved) - len(listed)} more unserved part(s) in the JSON report")
+    if c.boxes_left_out:
+        out.append(f"  … {c.boxes_left_out} more served or unserved part(s), not listed anywhere")
     failures = list(c.raises_at_runtime or ())
     for failure in failures if shown is None else failures[:shown]:
         out.append(
