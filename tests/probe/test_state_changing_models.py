@@ -1,8 +1,9 @@
 """A model that changes its own state on its first call (a BERT classifier with labels sets
-``config.problem_type``, and Dynamo guards on it), under `run`, against the same program run
-outside the tool: its CompileCounter, its compilation metrics and Dynamo's own recompile log.
-The eager reference and each earlier strategy call the model first; the program's count is the
-one reported. Needs transformers (a dev dependency: CI installs it)."""
+``config.problem_type``, and Dynamo guards on it), under `run` and `suggest`, against the same
+program run outside the tool: its CompileCounter, its compilation metrics and Dynamo's own
+recompile log. The eager reference and each earlier strategy (or candidate) call the model
+first; the program's count is the one reported. Needs transformers (a dev dependency: CI
+installs it)."""
 
 from __future__ import annotations
 
@@ -87,3 +88,19 @@ def test_the_run_says_what_the_model_changed_in_itself(report):
         notes = [n for n in report[strategy]["notes"] if "changes its own state" in n]
         assert len(notes) == 1, report[strategy]["notes"]
         assert "model.config.problem_type (None → 'single_label_classification')" in notes[0]
+
+
+def test_suggest_counts_each_candidate_as_the_program_compiles(truth, tmp_path):
+    """Every candidate starts from the model as loaded, so its compiles are the plain
+    program's under the same strategy."""
+    out = tmp_path / "suggest.json"
+    # the unmarked candidate and the first whole-function one (dynamic_true), measured first
+    done = subprocess.run(
+        [sys.executable, "-m", "recompile_probe", "suggest", str(PROGRAM / "classify.yaml"),
+         "-f", "json", "-o", str(out), "-q", "--budget", "2"],
+        capture_output=True, text=True, env=_env(), timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    by_name = {c["name"]: c for c in json.loads(out.read_text())["candidates"]}
+    assert by_name["no marks"]["compiles"] == truth["default"]["compiles"] == 3
+    assert by_name["dynamic_true"]["compiles"] == truth["dynamic_true"]["compiles"] == 2
