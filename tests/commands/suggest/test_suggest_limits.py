@@ -238,9 +238,9 @@ repeats: 0
 
 
 def test_a_whole_function_candidates_change_is_code_that_does_what_it_measured(tmp_path):
-    """Each whole-function candidate's "the change", pasted into the plain program (a fresh
-    process each, tests/programs/apply_change.py), compiles as often as the candidate measured:
-    code, not a comment naming the strategy."""
+    """Each whole-function candidate's "the change", pasted into the plain program (a process
+    of its own each, tests/programs/apply_change.py), compiles as often as the candidate
+    measured: code, not a comment naming the strategy."""
     from helpers import PROGRAMS
     from recompile_probe.commands.suggest.forms import code_for
     from recompile_probe.commands.suggest.search import WHOLE_FUNCTION
@@ -250,10 +250,9 @@ def test_a_whole_function_candidates_change_is_code_that_does_what_it_measured(t
     path.write_text(ONE_SEQUENCE)
     scenario = load(str(path))
     result = suggest(scenario, budget=1 + len(WHOLE_FUNCTION))
-    checked = 0
-    for c in result.candidates:
-        if not c.whole_function or c.status != "ok":
-            continue
+    checked = [c for c in result.candidates if c.whole_function and c.status == "ok"]
+    changes = []
+    for c in checked:
         lines = code_for(
             c,
             "count_greater_than",
@@ -263,13 +262,13 @@ def test_a_whole_function_candidates_change_is_code_that_does_what_it_measured(t
             symbol_ranges(scenario.points),
         )
         assert any(not line.startswith("#") for line in lines), lines
-        done = subprocess.run(
-            [sys.executable, str(PROGRAMS / "apply_change.py"),
-             json.dumps({"lines": list(lines), "sizes": [1, 2, 8, 3]})],
-            capture_output=True, text=True, timeout=300,
-            env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)},
-        )  # fmt: skip
-        assert done.returncode == 0, (c.name, lines, done.stderr[-2000:])
-        assert int(done.stdout.strip().splitlines()[-1]) == c.compiles, (c.name, lines)
-        checked += 1
-    assert checked >= 4  # dynamic_true, unbacked_sources, backed_size_oblivious, auto_unbacked
+        changes.append(json.dumps({"lines": list(lines), "sizes": [1, 2, 8, 3]}))
+    done = subprocess.run(
+        [sys.executable, str(PROGRAMS / "apply_change.py"), *changes],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, (changes, done.stderr[-2000:])
+    counted = [int(line) for line in done.stdout.split()]
+    assert counted == [c.compiles for c in checked], [(c.name, c.compiles) for c in checked]
+    assert len(checked) >= 4  # dynamic_true, unbacked_sources, backed_size_oblivious, auto_unbacked
