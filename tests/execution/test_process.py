@@ -403,7 +403,7 @@ GATED_SCENARIO = """
     factory: gated.py:make_inputs
     batch_dims: {{0: [0]}}
     sequences: {{a: [1, 2], b: [3, 4]}}
-    repeats: 3
+    repeats: 0
     strategies: {strategies}
     custom_strategies:
       gated: {{extends: default, config: {{torch._dynamo.config.recompile_limit: 9}}}}
