@@ -143,12 +143,6 @@ def uncovered(
         ):
             at = ", ".join(f"{s} {lo}..{hi}" for s, (lo, hi) in failure.sizes.items())
             return "served but raises", (f"{at}: the graph asserts {failure.assertion}",)
-    if coverage.raises_left_out and ranges != coverage.ranges:
-        return None, (
-            f"coverage n/a: {coverage.raises_left_out} served box(es) that raise were left out "
-            "of the list over a range this large; decide the budget's own range (--cover) to "
-            "judge it",
-        )
     names = list(coverage.ranges)
     for miss in coverage.unserved:
         if not all(
@@ -177,10 +171,28 @@ def uncovered(
         if coverage.method == "sampled":
             why.append("checked on samples only (method sampled)")
         return f"{label} {_DOES.get(miss.outcome, miss.outcome)}", tuple(why)
-    if not coverage.complete and coverage.counterexample is not None and ranges != coverage.ranges:
+    # nothing listed meets the budget's range: whether the lists say so of all of it
+    if coverage.method == "sampled":
+        if coverage.counterexample is not None and ranges != coverage.ranges:
+            return None, (
+                "coverage n/a: the unserved list is incomplete over a range this large; decide "
+                "the budget's own range (--cover) to judge it",
+            )
+        return None
+    if not coverage.unserved_listed_for(ranges):
         return None, (
-            "coverage n/a: the unserved list is incomplete over a range this large; decide the "
-            "budget's own range (--cover) to judge it",
+            "coverage n/a: the unserved list stops before this range ends (a range this large "
+            "has more unserved parts than a report lists); decide the budget's own range "
+            "(--cover) to judge it",
+        )
+    if not coverage.raises_listed_for(ranges):
+        unknown = (
+            "runtime assertions were checked at sampled sizes only"
+            if coverage.raises_sampled
+            else "the list of served parts that raise stops before this range ends"
+        )
+        return None, (
+            f"coverage n/a: {unknown}; decide the budget's own range (--cover) to judge it",
         )
     return None
 

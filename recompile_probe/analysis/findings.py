@@ -326,7 +326,12 @@ def _unserved(
     span = ", ".join(f"{k} ∈ [{lo}, {hi}]" for k, (lo, hi) in c.ranges.items())
     text = f"Smallest size not served in {span}: {at} ({miss.outcome}"
     text += f", guard `{miss.guard}`)" if miss.guard else ")"
-    text += f"; {len(c.unserved)} unserved part(s) in all, decided {c.method} ({c.scope})."
+    parts = (
+        f"{len(c.unserved)} unserved part(s) in all"
+        if c.complete
+        else f"{len(c.unserved)} unserved part(s) listed, the list partial"
+    )
+    text += f"; {parts}, decided {c.method} ({c.scope})."
     found.add(
         Kind.UNSERVED,
         Severity.ERROR if asked else Severity.NOTICE if judged else Severity.WARNING,

@@ -347,6 +347,7 @@ def _record(
     served = [dict(zip(names, box)) for box in decision.served[:MAX_BOXES]]
     counterexample = decision.counterexample
     raises: tuple[RuntimeRaise, ...] | None = None
+    raises_sampled = False
     if sampler is not None:
         # served only where a real call was served: between samples nothing is known
         served = [
@@ -372,8 +373,9 @@ def _record(
             RuntimeRaise(sizes={n: (v, v) for n, v in zip(names, point)}, assertion=text)
             for point, text in sorted(sampler.raised.items())
         )
+        raises_sampled = True
     if raises is None and request.runtime_asserts is not None:
-        raises = _raises(request, evaluator, entries, ranges, decision, notes)
+        raises, raises_sampled = _raises(request, evaluator, entries, ranges, decision, notes)
     unserved.sort(key=lambda u: tuple(lo for lo, _ in u.sizes.values()))
     if evaluator.too_large:
         notes.append(
@@ -429,6 +431,7 @@ def _record(
         counterexample=None if counterexample is None else dict(zip(names, counterexample)),
         raises_at_runtime=None if raises is None else raises[:MAX_BOXES],
         raises_left_out=raises_left_out,
+        raises_sampled=raises_sampled,
         points_checked=evaluator.checked + (sampler.calls if sampler else 0),
         seconds=round(time.perf_counter() - start, 4),
         boxes_left_out=left_out,
@@ -496,17 +499,19 @@ def _raises(
     ranges: dict[str, tuple[int, int]],
     decision: Decision,
     notes: list[str],
-) -> tuple[RuntimeRaise, ...] | None:
+) -> tuple[tuple[RuntimeRaise, ...] | None, bool]:
     """Served boxes whose graph raises a runtime assertion, every served point checked where
-    the range is small enough to enumerate, else the sampled ones (a note says so)."""
+    the range is small enough to enumerate, else the sampled ones (a note says so); and
+    whether they were sampled."""
     assert request.runtime_asserts is not None
     names = list(ranges)
     per_entry = asserts.read(entries, request.runtime_asserts, evaluator, names)
     if per_entry is None:
-        return None
+        return None, False
     if not any(per_entry):
-        return ()
-    if sr.count(ranges) <= ENUMERATE_LIMIT:
+        return (), False
+    sampled = sr.count(ranges) > ENUMERATE_LIMIT
+    if not sampled:
         points = [p for p in sr.points(ranges) if _in(decision, p)]
     else:
         points = [p for p in _sample_points(ranges, request.seen) if _in(decision, p)]
@@ -519,4 +524,4 @@ def _raises(
         boxes = sr.merge([tuple((v, v) for v in p) for p, t in failing.items() if t == text])
         out += [RuntimeRaise(sizes=dict(zip(names, box)), assertion=text) for box in boxes]
     out.sort(key=lambda f: tuple(lo for lo, _ in f.sizes.values()))
-    return tuple(out)
+    return tuple(out), sampled

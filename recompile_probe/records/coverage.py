@@ -95,6 +95,9 @@ class Coverage:
     #: served boxes that raise, left out of ``raises_at_runtime`` because there were too many;
     #: ``proved`` is False whenever any raise, listed or not
     raises_left_out: int = 0
+    #: runtime assertions were checked at sampled sizes only (a range too large to enumerate,
+    #: or real calls past a graph break): ``raises_at_runtime`` lists what the samples found
+    raises_sampled: bool = False
     why_na: str | None = None
     #: served and unserved list every box of the range (False: z3 decided a range too large to
     #: enumerate and listed only part of it, the lists stopped at their length limit, or
@@ -111,10 +114,46 @@ class Coverage:
         if not self.decided:
             return None
         for box in self.unserved:
-            if all(
-                not (hi < ranges[s][0] or lo > ranges[s][1])
-                for s, (lo, hi) in box.sizes.items()
-                if s in ranges
-            ):
+            if _meets(box.sizes, ranges):
                 return False
-        return True if self.method != Method.SAMPLED.value else None
+        if self.method == Method.SAMPLED.value or not self.unserved_listed_for(ranges):
+            return None
+        return True
+
+    def unserved_listed_for(self, ranges: dict[str, tuple[int, int]]) -> bool:
+        """Whether ``unserved`` lists every unserved box that meets ``ranges`` (a part of this
+        record's; a symbol it leaves out spans its whole range): the list is complete, or it
+        stopped after ``ranges`` ends (boxes are listed smallest first). Not for a sampled
+        answer, whose list is its samples'."""
+        if self.complete or self.counterexample is None:  # none anywhere in the range
+            return True
+        return bool(self.unserved) and self._ends_before(ranges, self.unserved[-1].sizes)
+
+    def raises_listed_for(self, ranges: dict[str, tuple[int, int]]) -> bool:
+        """Whether ``raises_at_runtime`` lists every served box that raises and meets
+        ``ranges``: every served size was checked, and the list did not stop before ``ranges``
+        ends."""
+        if self.raises_sampled:
+            return False
+        if not self.raises_left_out:
+            return True
+        listed = self.raises_at_runtime or ()
+        return bool(listed) and self._ends_before(ranges, listed[-1].sizes)
+
+    def _ends_before(
+        self, ranges: dict[str, tuple[int, int]], last: dict[str, tuple[int, int]]
+    ) -> bool:
+        """Whether no box listed after ``last`` can meet ``ranges``. One symbol: the boxes are
+        disjoint runs, so ``ranges`` ends within ``last``'s end; several: boxes are ordered by
+        their lower corner, so ``ranges`` ends before ``last`` starts in the first symbol."""
+        first = next(iter(self.ranges))
+        hi = ranges.get(first, self.ranges[first])[1]
+        lo_last, hi_last = last[first]
+        return hi <= hi_last if len(self.ranges) == 1 else hi < lo_last
+
+
+def _meets(sizes: dict[str, tuple[int, int]], ranges: dict[str, tuple[int, int]]) -> bool:
+    """Whether the box ``sizes`` meets ``ranges`` (a symbol ``ranges`` leaves out: any size)."""
+    return all(
+        not (hi < ranges[s][0] or lo > ranges[s][1]) for s, (lo, hi) in sizes.items() if s in ranges
+    )

@@ -25,6 +25,7 @@ from recompile_probe.analysis.budgets import uncovered as decide_budget
 from recompile_probe.cover import decide
 from recompile_probe.execution.session import run_scenario
 from recompile_probe.records.coverage import Coverage
+from recompile_probe.render.cells import covers as covers_cell
 from recompile_probe.render.lines.coverage import section as lines_of
 from recompile_probe.scenario.load import loads
 
@@ -131,9 +132,11 @@ def _outcome(coverage: Coverage, size: int) -> str | None:
         if lo <= size <= hi:
             return "raises at runtime"
     served = any(b["B"][0] <= size <= b["B"][1] for b in coverage.served)
-    if coverage.method == "sampled" or coverage.boxes_left_out:
-        return "served" if served else None
-    return "served"
+    # a size no listed raise holds may still raise where the raises were sampled or cut short
+    raises_known = not (coverage.raises_sampled or coverage.raises_left_out)
+    if coverage.method == "sampled" or not coverage.complete:
+        return "served" if served and raises_known else None
+    return "served" if raises_known else None
 
 
 def _held_to_real_calls(coverage: Coverage, plain: Plain, sizes=SIZES) -> list:
@@ -416,18 +419,62 @@ def test_boxes_past_the_lists_end_are_counted_and_no_budget_passes_on_the_partia
     assert raised.raises_left_out == len(boxes) - 4096
     assert any("raises_left_out" in n for n in raised.notes)
     assert not raised.proved
-    assert decide_budget(raised, {"B": (late, late)})[0] is None  # n/a: not judged
+    verdict, why = decide_budget(raised, {"B": (late, late)})
+    assert verdict is None and "stops before this range ends" in why[0]  # n/a: not judged
     assert decide_budget(raised, {"B": (0, hi)})[0] == "served but raises"
+    # inside the listed part the lists still answer, as the plain program does
+    plain = Plain("reshape", "one_input", {0: [0]}, "mark_unbacked")
+    assert plain.at(2)[2] is None and decide_budget(raised, {"B": (2, 2)}) is None
+    assert plain.at(7)[2] is not None
+    assert decide_budget(raised, {"B": (7, 7)})[0] == "served but raises"
 
     missed = runs["default"].coverage
     assert len(missed.unserved) == 4096 and missed.boxes_left_out > 0 and not missed.complete
     assert any("boxes_left_out" in n for n in missed.notes)
     # the size past the list's end is unserved: the plain program compiles there
-    attempts, _, _ = Plain("reshape", "one_input", {0: [0]}, "default").at(late)
-    assert attempts > 0 and missed.unserved[-1].sizes["B"][1] < late
+    plain = Plain("reshape", "one_input", {0: [0]}, "default")
+    assert plain.at(late)[0] > 0 and missed.unserved[-1].sizes["B"][1] < late
     verdict, why = decide_budget(missed, {"B": (late, late)})
-    assert verdict is None and "incomplete" in why[0]
+    assert verdict is None and "unserved list stops before this range ends" in why[0]
+    assert missed.covers({"B": (late, late)}) is None
+    # inside the listed part: judged, as the plain program does
+    assert plain.at(2)[0] == 0 and decide_budget(missed, {"B": (2, 2)}) is None
+    assert missed.covers({"B": (2, 2)}) is True
+    assert plain.at(7)[0] > 0 and decide_budget(missed, {"B": (7, 7)})[0] == "B = 7 recompiles"
+    assert covers_cell(runs["default"]).endswith("(first of a partial list)")
 
     text = "\n".join(lines_of([runs["mark_unbacked"], runs["default"]]))
     assert f"{len(boxes) - 4096} more served part(s) that raise, not listed anywhere" in text
     assert f"{missed.boxes_left_out} more served or unserved part(s), not listed anywhere" in text
+
+
+def test_runtime_assertions_checked_at_samples_decide_no_budget_they_did_not_sample():
+    """Over a range too large to enumerate, the graph's assertions are evaluated at samples
+    only: a budget over a size no sample found raising is n/a, not passed (B = 299999 is odd:
+    the view raises there, as torch says)."""
+    hi = 300_000
+    scenario = loads(
+        textwrap.dedent(
+            f"""\
+            target: {CASES}:reshape
+            factory: {CASES}:one_input
+            batch_dims: {{0: [0]}}
+            sequences: {{s: {SEQUENCE}}}
+            strategies: [mark_unbacked]
+            repeats: 0
+            coverage: {{B: [0, {hi}]}}
+            """
+        )
+    )
+    (run,) = run_scenario(scenario).runs
+    coverage = run.coverage
+    assert coverage.raises_sampled and coverage.raises_at_runtime
+    assert any("sampled served sizes" in n for n in coverage.notes)
+    b = hi - 1
+    assert _view_fails(b) and not any(
+        f.sizes["B"][0] <= b <= f.sizes["B"][1] for f in coverage.raises_at_runtime
+    )
+    with pytest.raises(RuntimeError):
+        cases.reshape(torch.randn(b, 8))
+    verdict, why = decide_budget(coverage, {"B": (b, b)})
+    assert verdict is None and "sampled sizes only" in why[0]
