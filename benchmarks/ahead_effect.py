@@ -5,14 +5,16 @@ up) while the current strategy runs its later sequences. Both use a core each, s
 those runs could move: their compile times (Dynamo's compilation metrics) and steady-state call
 times. This script runs the same scenario through the library with the worker started ahead and
 with it off (``execution.process.two_cores`` answering False, what a one-core machine gets),
-rounds alternating so drift hits both alike, and prints per sequence the median over rounds of
+after one warm-up round that is not counted, the two modes' order swapped every round so
+drift and warmth hit both alike, and prints per sequence the median over rounds of
 
   compile ms   the sum of the sequence's runs' compile_time_ms (every strategy)
   steady us    the median of the runs' steady_state_us
 
 and their ratio ahead / off (with the range of the rounds' own ratios, each round's two modes run
 one after the other), beside the wall time of each mode. The counts (compiles, guards) must
-be equal between the modes (tests/comparable.py); the script says so and exits 1 otherwise.
+be equal in every round and mode (tests/comparable.py); the script says so and exits 1
+otherwise. Run it on an idle machine: the load it measures is its own.
 
 Only sequences after a strategy's first can overlap a worker's loading: with the seed op's two
 sequences, `rl` runs first and `chat` beside the next worker's start; `rl` is the control.
@@ -45,11 +47,11 @@ from recompile_probe.scenario.load import load  # noqa: E402
 @contextmanager
 def ahead(on: bool) -> Iterator[None]:
     kept = process.two_cores
-    process.two_cores = lambda: on  # type: ignore[assignment]
+    process.two_cores = lambda: on
     try:
         yield
     finally:
-        process.two_cores = kept  # type: ignore[assignment]
+        process.two_cores = kept
 
 
 def figures(report: Report) -> dict[str, tuple[float, float]]:
@@ -75,20 +77,30 @@ def main() -> int:
     modes = {"ahead": True, "off": False}
     walls: dict[str, list[float]] = {m: [] for m in modes}
     seen: dict[str, list[dict[str, tuple[float, float]]]] = {m: [] for m in modes}
-    reports: dict[str, Report] = {}
-    for _ in range(args.rounds):
-        for mode, on in modes.items():
-            with ahead(on):
+    expected: object = None  # the first report's counts: every later one must equal them
+    kept: Report | None = None
+    equal = True
+    # round 0 warms the box's caches and is not counted; then the order alternates per round
+    for index in range(args.rounds + 1):
+        order = list(modes) if index % 2 else list(reversed(modes))
+        for mode in order:
+            with ahead(modes[mode]):
                 start = time.perf_counter()
                 report = run_scenario(scenario, isolate="process", timeout=600)
-                walls[mode].append(time.perf_counter() - start)
-            seen[mode].append(figures(report))
-            reports.setdefault(mode, report)
-    equal = comparable(to_dict(reports["ahead"])) == comparable(to_dict(reports["off"]))
+                wall = time.perf_counter() - start
+            counts = comparable(to_dict(report))
+            if expected is None:
+                expected, kept = counts, report
+            equal = equal and counts == expected
+            if index:
+                walls[mode].append(wall)
+                seen[mode].append(figures(report))
+    assert kept is not None
+    sequences = [name for name, _ in kept.sequences()]
     print(f"{Path(args.config).name}, --isolate process, {args.rounds} rounds")
     print(f"{'':18} {'ahead':>9} {'off':>9} {'ratio':>6}  paired ratios, min-max")
     rows = [("wall s", walls["ahead"], walls["off"])]
-    for name, _ in reports["off"].sequences():
+    for name in sequences:
         for index, label in ((0, "compile ms"), (1, "steady us")):
             rows.append(
                 (
@@ -101,7 +113,7 @@ def main() -> int:
         a, o = statistics.median(on), statistics.median(off)
         paired = [x / y for x, y in zip(on, off)]
         print(f"{label:18} {a:9.2f} {o:9.2f} {a / o:6.2f}  {min(paired):.2f}-{max(paired):.2f}")
-    print("counts equal between the modes" if equal else "COUNTS DIFFER between the modes")
+    print("counts equal in every round and mode" if equal else "COUNTS DIFFER between reports")
     return 0 if equal else 1
 
 
