@@ -60,12 +60,35 @@ def test_inline_and_process_produce_identical_counts(write_scenario):
     assert {r.isolation for r in process.runs} == {"process"}
 
 
-def test_timeout_becomes_status_error(write_scenario):
-    # a compile per size (static): seconds of work, whose worker starts in milliseconds
+#: Compiled calls that take 50 ms each however fast the machine: a sleep in a function Dynamo
+#: does not trace, reached only in compiled code (``is_compiling()`` is folded to True while
+#: Dynamo traces), so the eager reference calls do not wait.
+SLOW_CALLS = """
+import time
+import torch
+
+
+@torch._dynamo.disable
+def _wait():
+    time.sleep(0.05)
+
+
+def target(x):
+    if torch.compiler.is_compiling():
+        _wait()
+    return x * 2
+"""
+
+
+def test_timeout_becomes_status_error(write_scenario, tmp_path):
+    # 40 compiled calls of 50 ms at least: the half-second limit ends inside the run
+    (tmp_path / "slow_calls.py").write_text(SLOW_CALLS)
     path = write_scenario(f"""
-        target: logprobs.count_greater_than
+        target: slow_calls.py:target
+        inputs: [{{shape: [B, 4]}}]
         sequences: {{rl: {list(range(1, 41))}}}
         strategies: [static]
+        repeats: 0
     """)
     report = run_scenario(load(path), isolate="process", timeout=0.5)
     (run,) = report.runs
