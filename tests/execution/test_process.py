@@ -296,9 +296,9 @@ def test_a_target_one_process_at_a_time_can_hold_runs_every_strategy(write_scena
     ]
 
 
-#: As EXCLUSIVE, but a worker that finds the target held waits for the holder to exit, and a
-#: second and a half more (its strategy's turn has come and its jobs are handed to it), before it
-#: fails; the holder's runs of size 3 wait until another worker has found the target held.
+#: As EXCLUSIVE, but a worker that finds the target held waits for the holder to exit and for
+#: its own jobs to be handed to it (the test's marker file ``sent-PID``), then fails; the
+#: holder's runs of size 3 wait until another worker has found the target held.
 EXCLUSIVE_LATE = """
 import fcntl, os, time
 import torch
@@ -323,7 +323,9 @@ except OSError:
     _log("waits")
     fcntl.flock(_held, fcntl.LOCK_EX)  # until the holder has exited
     fcntl.flock(_held, fcntl.LOCK_UN)
-    time.sleep(1.5)
+    deadline = time.monotonic() + 60
+    while not os.path.exists(f"{{LOG}}.sent-{{os.getpid()}}") and time.monotonic() < deadline:
+        time.sleep(0.01)
     _log("fails")
     raise RuntimeError("the target was held by another process")
 _log("holds")
@@ -365,7 +367,9 @@ def test_a_worker_that_fails_to_load_the_target_after_its_jobs_were_sent_is_repl
 
     def recorded(self, worker, group):
         sent.append((worker.proc.pid, time.monotonic()))
-        return send(self, worker, group)
+        done = send(self, worker, group)
+        Path(f"{log}.sent-{worker.proc.pid}").touch()  # the jobs are handed over
+        return done
 
     monkeypatch.setattr(process.ProcessExecutor, "_send", recorded)
     report = run_scenario(load(path), isolate="process", timeout=120)
