@@ -404,3 +404,41 @@ def test_a_strategy_name_is_never_broken_where_the_columns_are_many():
         line.startswith(names[1] + " ") and line.rstrip().endswith("unsupported") for line in lines
     ), text
     assert max(len(line) for line in lines) <= 120
+
+
+def test_past_a_pipes_width_the_coverage_cell_folds_and_every_strategy_keeps_its_name():
+    """Many columns, a failed column and a long coverage cell at a pipe's width (120): the
+    coverage cell folds onto a second line; the strategy column and every figure stay whole."""
+    from recompile_probe.records.coverage import Coverage, Unserved
+
+    report = _with_failed_attempt()
+    partial = Coverage(
+        ranges={"B": (1, 64)},
+        method="enumerated",
+        scope="every frame",
+        proved=False,
+        unserved=(
+            Unserved(
+                sizes={"B": (1, 1)},
+                outcome="recompile",
+                guard=None,
+                reason_kind=None,
+                origin=None,
+            ),
+        ),
+        counterexample={"B": 1},
+        complete=False,
+    )
+    names = ("backed_size_oblivious", "mark_unbacked")
+    runs = tuple(
+        replace(run, strategy=name, coverage=partial, steady_state_us=123456.7)
+        for run, name in zip(report.runs, names)
+    )
+    text = render_report(replace(report, runs=runs), "table", width=120)
+    lines = text.splitlines()
+    assert any(line.startswith("strategy ") for line in lines), text
+    for name in names:
+        row = next(line for line in lines if line.lstrip("★ ").startswith(name + " "))
+        assert "123456.7" in row, text
+    assert "partial list)" in text, text  # the coverage cell, folded or not
+    assert max(len(line) for line in lines) <= 120

@@ -53,13 +53,20 @@ def _summary(runs: list[Run], winner: Run | None, width: int) -> Table:
         collapse_padding=True,
         padding=(0, 0) if tight else (0, 1),
     )
+    # past the width, the coverage cell (prose) folds onto a second line; the name never
+    # shrinks away, nor does a figure
+    folds = {0} | (
+        {columns.index(cells.COVERS_COLUMN)}
+        if not whole and cells.COVERS_COLUMN in columns
+        else set()
+    )
     for i, (header, _) in enumerate(columns):
         table.add_column(
             header,
             justify="left" if i == 0 or header in ("outputs", "status") else "right",
-            no_wrap=i != 0,
+            no_wrap=i not in folds,
             overflow="fold",
-            min_width=names if i == 0 and whole else None,
+            min_width=names if i == 0 and (whole or len(folds) > 1) else None,
         )
     recompiles = columns.index(COLUMN_RECOMPILES)
     for run, values in zip(runs, rows, strict=True):
