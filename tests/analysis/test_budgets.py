@@ -55,3 +55,28 @@ def test_a_broken_max_compiles_names_every_compile_it_counts():
     assert len(failed) == run.failed_compiles >= 1
     firsts = [r for r in broken.reasons if r.endswith("first compile")]
     assert len(firsts) == len({str(m.compile_id).split("/")[0] for m in truth})  # every frame
+
+
+def test_a_sampled_answer_judges_a_part_of_its_range_on_its_samples():
+    """docs/coverage.md: one decided only on samples passes where no sample missed (and says it
+    was sampled); a sampled miss inside the budget's part breaks it, with that said."""
+    from recompile_probe.analysis.budgets import uncovered
+    from recompile_probe.records.coverage import Coverage, Unserved
+
+    sampled = Coverage(
+        ranges={"B": (1, 64)},
+        method="sampled",
+        scope="every frame",
+        proved=False,
+        served=({"B": (2, 2)}, {"B": (64, 64)}),
+        unserved=(
+            Unserved(
+                sizes={"B": (1, 1)}, outcome="recompile", guard=None, reason_kind=None, origin=None
+            ),
+        ),
+        counterexample={"B": 1},
+        complete=False,
+    )
+    assert uncovered(sampled, {"B": (2, 64)}) is None
+    verdict, why = uncovered(sampled, {"B": (1, 64)})
+    assert verdict == "B = 1 recompiles" and "checked on samples only (method sampled)" in why
