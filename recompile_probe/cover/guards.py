@@ -72,11 +72,17 @@ class Evaluator:
             return None
         if len(parts) == 1:
             return strip_comment(parts[0])
-        for part in parts:  # a lambda guard names all its parts: find the one that fails
+        # a lambda guard names all its parts: the first that evaluates false fails; one that
+        # cannot be evaluated here (it reads a global) is named only where none is known false
+        unknown = None
+        for part in parts:
             code = strip_comment(part)
-            if _holds(code, f_locals) is not True:
+            held = _holds(code, f_locals)
+            if held is False:
                 return code
-        return strip_comment(parts[0])
+            if held is None and unknown is None:
+                unknown = code
+        return unknown or strip_comment(parts[0])
 
 
 def _holds(code: str, f_locals: dict[str, Any]) -> bool | None:

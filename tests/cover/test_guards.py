@@ -1,0 +1,79 @@
+"""The failing guard an unserved size names is the one Dynamo itself logs when the plain program
+calls at that size: a tiny GPT-2 (random weights, built from a config) under dynamic=True,
+warmed at B = 4 -> 8, whose B = 1 fails the 0/1 guard. Its cache entry's lambda guard lists parts
+that read the model's globals (``G['model']...drop.p == 0.1``) before that shape guard; they hold,
+and cannot be evaluated from the frame's locals alone, so they are not the failing guard. Needs
+transformers (a dev dependency)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from recompile_probe.execution.session import run_scenario
+from recompile_probe.scenario.load import loads
+
+pytest.importorskip("transformers")
+
+PROGRAM = """
+import sys
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+torch.manual_seed(0)
+config = GPT2Config(n_layer=1, n_head=2, n_embd=16, vocab_size=64, n_positions=32,
+                    bos_token_id=0, eos_token_id=0)
+model = GPT2LMHeadModel(config).eval()
+
+
+def forward(input_ids):
+    with torch.no_grad():
+        return model(input_ids=input_ids, use_cache=False).logits
+
+
+def make_inputs(batch_size):
+    return (torch.randint(0, 64, (batch_size, 8)),)
+
+
+if __name__ == "__main__":  # the plain program: warm at 4 -> 8, then one call at B = 1
+    compiled = torch.compile(forward, backend="eager", dynamic=True)
+    for b in (4, 8, 1):
+        compiled(*make_inputs(b))
+"""
+
+
+def test_an_unserved_sizes_guard_is_the_one_dynamo_logs_at_that_size(tmp_path):
+    (tmp_path / "tiny_gpt2.py").write_text(PROGRAM)
+    plain = subprocess.run(
+        [sys.executable, str(tmp_path / "tiny_gpt2.py")],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1", "TORCH_LOGS": "recompiles"},
+    )  # fmt: skip
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    # "[0/1] [__recompiles]     - 0/0: 2 <= input_ids.size()[0]  # ..." : the first failing guard
+    logged = re.findall(r"\[__recompiles\]\s+- \d+/\d+: (.*?)(?:\s+#.*)?$", plain.stderr, re.M)
+    assert logged, plain.stderr[-3000:]
+    scenario = loads(
+        textwrap.dedent(
+            f"""\
+            target: {tmp_path / "tiny_gpt2.py"}:forward
+            factory: {tmp_path / "tiny_gpt2.py"}:make_inputs
+            batch_dims: {{0: [0]}}
+            sequences: {{warm: [4, 8]}}
+            strategies: [dynamic_true]
+            repeats: 0
+            coverage: {{B: [1, 16]}}
+            """
+        )
+    )
+    (run,) = run_scenario(scenario).runs
+    (miss,) = run.coverage.unserved
+    assert miss.sizes == {"B": (1, 1)}
+    # Dynamo logs the source as the user's name (input_ids), the cache entry as L['input_ids']
+    assert re.sub(r"L\['(\w+)'\]", r"\1", miss.guard) == logged[0]
+    assert miss.reason_kind == "zero_one_specialization"
