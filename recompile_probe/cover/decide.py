@@ -35,7 +35,7 @@ from ..records.coverage import (
 from ..records.origin import Origin
 from ..records.run import GuardLine
 from ..sizes import ranges as sr
-from ..targets.frames import frame_code, frame_locals
+from ..targets.frames import frame_code, frame_globals, frame_locals
 from ..targets.inputs import Inputs
 from ..targets.loader import LoadedTarget
 from ..torch_compat import cache
@@ -189,7 +189,11 @@ def _symbolic(
     if f_locals is None:
         return None
     try:
-        read = [conditions(e, evaluator.template, f_locals, symbols) for e in evaluator.entries]
+        f_globals = frame_globals(evaluator.target.fn)
+        read = [
+            conditions(e, evaluator.template, f_locals, symbols, f_globals)
+            for e in evaluator.entries
+        ]
         if not any(r.needs_solver for r in read):
             boxes = [b for r in read for b in boxes_of(r, ranges, symbols)]
             decision = by_intervals(boxes, ranges)

@@ -52,12 +52,14 @@ def conditions(
     template: Template,
     f_locals: Mapping[str, Any],
     symbols: Mapping[str, sympy.Symbol],
+    f_globals: Mapping[str, Any] | None = None,
 ) -> EntryConditions:
-    """What this entry demands of the sizes; raises Untranslatable."""
+    """What this entry demands of the sizes; raises Untranslatable. ``f_globals``: the frame's
+    globals, where a guard reads a global's size (a model held by the module)."""
     root = cache.guard_root(entry)
     if root is None:
         raise Untranslatable("the entry's guard tree is not readable")
-    reader = _Reader(template, f_locals, symbols)
+    reader = _Reader(template, f_locals, symbols, f_globals or {})
     out: list[Any] = []
     for source, guard in cache.walk(root):
         if type(guard).__name__ != "TENSOR_MATCH" or source is None:
@@ -81,14 +83,19 @@ def conditions(
 
 class _Reader:
     def __init__(
-        self, template: Template, f_locals: Mapping[str, Any], symbols: Mapping[str, sympy.Symbol]
+        self,
+        template: Template,
+        f_locals: Mapping[str, Any],
+        symbols: Mapping[str, sympy.Symbol],
+        f_globals: Mapping[str, Any],
     ) -> None:
         self.template, self.f_locals, self.symbols = template, f_locals, symbols
+        self.f_globals = f_globals
         self.needs_solver = False
 
     def _tensor(self, source: str) -> Any:
-        try:
-            return eval(source, {"__builtins__": {}}, {"L": self.f_locals})  # Dynamo's own source
+        try:  # Dynamo's own source, over the frame's locals (L) and globals (G)
+            return eval(source, {"__builtins__": {}}, {"L": self.f_locals, "G": self.f_globals})
         except Exception as exc:  # noqa: BLE001
             raise Untranslatable(f"cannot read {source}") from exc
 

@@ -1,4 +1,5 @@
-"""The locals a compiled frame starts with, as its guards see them (imports torch lazily)."""
+"""The locals and globals a compiled frame starts with, as its guards see them (imports torch
+lazily)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,17 @@ def frame_code(fn: Any) -> Any | None:
     if isinstance(fn, torch.nn.Module):
         fn = type(fn).forward
     return getattr(fn, "__code__", None)
+
+
+def frame_globals(fn: Any) -> dict[str, Any]:
+    """The globals of the frame Dynamo compiles for this callable (its guards' ``G``): the
+    module globals of the outermost function (forward for a module, a wrapper's own)."""
+    import torch
+
+    func = type(fn).forward if isinstance(fn, torch.nn.Module) else fn
+    func = getattr(func, "__func__", func)  # a bound method's function
+    found = getattr(func, "__globals__", None)
+    return found if isinstance(found, dict) else {}
 
 
 def frame_locals(fn: Any, args: tuple, kwargs: dict | None = None) -> dict[str, Any] | None:

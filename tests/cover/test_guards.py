@@ -1,9 +1,11 @@
-"""The failing guard an unserved size names is the one Dynamo itself logs when the plain program
-calls at that size: a tiny GPT-2 (random weights, built from a config) under dynamic=True,
-warmed at B = 4 -> 8, whose B = 1 fails the 0/1 guard. Its cache entry's lambda guard lists parts
-that read the model's globals (``G['model']...drop.p == 0.1``) before that shape guard; they hold,
-and cannot be evaluated from the frame's locals alone, so they are not the failing guard. Needs
-transformers (a dev dependency)."""
+"""Coverage on a model held in a module global: a tiny GPT-2 (random weights, built from a config)
+under dynamic=True, warmed at B = 4 -> 8, against the plain program's own recompile log.
+
+Its guards read the model through the frame's globals (``G['model']...wpe.weight``'s size,
+``...drop.p == 0.1``): the sizes are read there too, so the range is proved, not sampled; and the
+guard an unserved size names is the one Dynamo logs at that size. The cache entry's lambda
+guard lists parts that read globals before the 0/1 shape guard; they hold, so they are not the
+failing guard. Needs transformers (a dev dependency)."""
 
 from __future__ import annotations
 
@@ -40,14 +42,15 @@ def make_inputs(batch_size):
     return (torch.randint(0, 64, (batch_size, 8)),)
 
 
-if __name__ == "__main__":  # the plain program: warm at 4 -> 8, then one call at B = 1
+if __name__ == "__main__":  # the plain program: warm at 4 -> 8, sizes the tool calls served, then 1
     compiled = torch.compile(forward, backend="eager", dynamic=True)
-    for b in (4, 8, 1):
+    for b in (4, 8, 2, 3, 16, 1):
+        print(b, file=sys.stderr, flush=True)
         compiled(*make_inputs(b))
 """
 
 
-def test_an_unserved_sizes_guard_is_the_one_dynamo_logs_at_that_size(tmp_path):
+def test_a_global_models_range_is_proved_and_its_unserved_guard_is_the_one_dynamo_logs(tmp_path):
     (tmp_path / "tiny_gpt2.py").write_text(PROGRAM)
     plain = subprocess.run(
         [sys.executable, str(tmp_path / "tiny_gpt2.py")],
@@ -57,7 +60,14 @@ def test_an_unserved_sizes_guard_is_the_one_dynamo_logs_at_that_size(tmp_path):
     assert plain.returncode == 0, plain.stderr[-3000:]
     # "[0/1] [__recompiles]     - 0/0: 2 <= input_ids.size()[0]  # ..." : the first failing guard
     logged = re.findall(r"\[__recompiles\]\s+- \d+/\d+: (.*?)(?:\s+#.*)?$", plain.stderr, re.M)
-    assert logged, plain.stderr[-3000:]
+    # one recompile, at B = 1: 2, 3 and 16 were served by the warm-up's entries
+    at, recompiled_at = None, []
+    for line in plain.stderr.splitlines():
+        if line.strip().isdigit():
+            at = int(line)
+        elif "Recompiling function" in line:
+            recompiled_at.append(at)
+    assert recompiled_at == [1] and logged, plain.stderr[-3000:]
     scenario = loads(
         textwrap.dedent(
             f"""\
@@ -72,7 +82,10 @@ def test_an_unserved_sizes_guard_is_the_one_dynamo_logs_at_that_size(tmp_path):
         )
     )
     (run,) = run_scenario(scenario).runs
-    (miss,) = run.coverage.unserved
+    coverage = run.coverage
+    assert coverage.method == "proved" and coverage.scope == "every frame", coverage.notes
+    assert coverage.served == ({"B": (2, 16)},)
+    (miss,) = coverage.unserved
     assert miss.sizes == {"B": (1, 1)}
     # Dynamo logs the source as the user's name (input_ids), the cache entry as L['input_ids']
     assert re.sub(r"L\['(\w+)'\]", r"\1", miss.guard) == logged[0]
