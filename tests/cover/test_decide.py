@@ -57,7 +57,7 @@ KINDS = {
 }
 
 
-def _scenario(target, factory, dims, strategies, *, sequence=SEQUENCE, extra=""):
+def _scenario(target, factory, dims, strategies, *, sequence=SEQUENCE, extra="", hi=4096):
     return loads(
         textwrap.dedent(
             f"""\
@@ -67,7 +67,7 @@ def _scenario(target, factory, dims, strategies, *, sequence=SEQUENCE, extra="")
             sequences: {{s: {sequence}}}
             strategies: [{", ".join(strategies)}]
             repeats: 0
-            coverage: {{B: [0, 4096]}}
+            coverage: {{B: [0, {hi}]}}
             """
         )
         + extra
@@ -382,20 +382,7 @@ def test_boxes_past_the_lists_end_are_counted_and_no_budget_passes_on_the_partia
     mark_unbacked most odd sizes are served by a graph that raises: more boxes than a list
     holds. What is left out is counted, and a budget over sizes past a list's end is n/a."""
     hi = 20_000
-    scenario = loads(
-        textwrap.dedent(
-            f"""\
-            target: {CASES}:reshape
-            factory: {CASES}:one_input
-            batch_dims: {{0: [0]}}
-            sequences: {{s: {SEQUENCE}}}
-            strategies: [default, mark_unbacked]
-            repeats: 0
-            coverage: {{B: [0, {hi}]}}
-            """
-        )
-    )
-    runs = {r.strategy: r for r in run_scenario(scenario).runs}
+    runs, _ = _runs("reshape", ["default", "mark_unbacked"], hi=hi)
     boxes: list[tuple[int, int]] = []
     for b in range(hi + 1):
         if _view_fails(b):
@@ -453,21 +440,8 @@ def test_runtime_assertions_checked_at_samples_decide_no_budget_they_did_not_sam
     only: a budget over a size no sample found raising is n/a, not passed (B = 299999 is odd:
     the view raises there, as torch says)."""
     hi = 300_000
-    scenario = loads(
-        textwrap.dedent(
-            f"""\
-            target: {CASES}:reshape
-            factory: {CASES}:one_input
-            batch_dims: {{0: [0]}}
-            sequences: {{s: {SEQUENCE}}}
-            strategies: [mark_unbacked]
-            repeats: 0
-            coverage: {{B: [0, {hi}]}}
-            """
-        )
-    )
-    (run,) = run_scenario(scenario).runs
-    coverage = run.coverage
+    runs, _ = _runs("reshape", ["mark_unbacked"], hi=hi)
+    coverage = runs["mark_unbacked"].coverage
     assert coverage.raises_sampled and coverage.raises_at_runtime
     assert any("sampled served sizes" in n for n in coverage.notes)
     b = hi - 1
