@@ -7,23 +7,24 @@ import inspect
 from typing import Any
 
 
-def frame_code(fn: Any) -> Any | None:
-    """The code object Dynamo compiles for this callable (forward for a module)."""
+def _compiled(fn: Any) -> Any:
+    """The function whose frame Dynamo compiles for this callable: forward for a module, a
+    bound method's function, a wrapper itself (not what it wraps)."""
     import torch
 
     if isinstance(fn, torch.nn.Module):
         fn = type(fn).forward
-    return getattr(fn, "__code__", None)
+    return getattr(fn, "__func__", fn)
+
+
+def frame_code(fn: Any) -> Any | None:
+    """The code object Dynamo compiles for this callable (forward for a module)."""
+    return getattr(_compiled(fn), "__code__", None)
 
 
 def frame_globals(fn: Any) -> dict[str, Any]:
-    """The globals of the frame Dynamo compiles for this callable (its guards' ``G``): the
-    module globals of the outermost function (forward for a module, a wrapper's own)."""
-    import torch
-
-    func = type(fn).forward if isinstance(fn, torch.nn.Module) else fn
-    func = getattr(func, "__func__", func)  # a bound method's function
-    found = getattr(func, "__globals__", None)
+    """The globals of the frame Dynamo compiles for this callable (its guards' ``G``)."""
+    found = getattr(_compiled(fn), "__globals__", None)
     return found if isinstance(found, dict) else {}
 
 
