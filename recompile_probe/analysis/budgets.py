@@ -193,6 +193,20 @@ def uncovered(
     return None
 
 
+def held_on_samples(run: Run, budgets: Iterable[Budget]) -> tuple[str, ...]:
+    """The `no_recompile_in` budgets of ``run`` that held on samples only (no sampled size was
+    unserved; between samples nothing is known), each as "no_recompile_in B ∈ [2, 64]"."""
+    c = run.coverage
+    if c is None or c.method != "sampled":
+        return ()
+    broken = {v.budget for v in run.violations}
+    return tuple(
+        f"{key} {format_ranges(budget.limit)}"
+        for key, budget in effective(run, budgets).items()
+        if key in RANGE_KEYS and key not in broken
+    )
+
+
 def describe(violation: Violation) -> str:
     """One line, e.g. "max_recompiles: 1 > 0"."""
     if violation.budget in RANGE_KEYS:

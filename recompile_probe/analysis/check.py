@@ -13,7 +13,18 @@ from ..records.report import Report
 from ..records.run import Run, Violation
 from ..scenario.model import Scenario
 from . import baseline as baseline_mod
-from .budgets import effective, evaluate
+from .budgets import effective, evaluate, held_on_samples
+
+
+@dataclass(frozen=True)
+class SampledHold:
+    """A budget that held where coverage was decided on samples only: not a proof."""
+
+    scenario: str
+    sequence: str
+    strategy: str
+    #: e.g. "no_recompile_in B ∈ [2, 64]"
+    budget: str
 
 
 @dataclass
@@ -32,6 +43,20 @@ class Outcome:
     interrupted: bool = False
     #: saved reports judged instead of running their scenarios (check --reuse-reports)
     reused: list[str] = field(default_factory=list)
+    #: budgets that held on sampled coverage only
+    sampled: list[SampledHold] = field(default_factory=list)
+
+    def add(self, report: Report, scenario: Scenario) -> Report:
+        """``report`` judged by ``scenario``'s budgets, kept with its counts; returned."""
+        judged, checked = judge(report, scenario)
+        self.reports.append(judged)
+        self.budgets_checked += checked
+        self.sampled += [
+            SampledHold(judged.scenario.name, run.sequence_name, run.strategy, budget)
+            for run in judged.runs
+            for budget in held_on_samples(run, scenario.budgets)
+        ]
+        return judged
 
     def violations(self) -> list[tuple[Report, Run, Violation]]:
         return [(rep, run, v) for rep in self.reports for run in rep.runs for v in run.violations]

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..analysis.check import Outcome, compare, judge
+from ..analysis.check import Outcome, compare
 from ..errors import ProbeError, ReportError, UsageError
 from ..records.order import ordered, planned
 from ..records.report import Report
@@ -91,9 +91,7 @@ def run_check(
     for scenario in scenarios:
         saved = reused(scenario, reuse) if reuse is not None else None
         if saved is not None and reuse is not None:
-            judged, checked = judge(saved, scenario)
-            outcome.reports.append(judged)
-            outcome.budgets_checked += checked
+            outcome.add(saved, scenario)
             outcome.reused.append(str(saved_path(scenario, reuse)))
             continue
         began = time.time()
@@ -108,9 +106,7 @@ def run_check(
             report = session.cleared(report, cleared)
         if reuse is not None and report.complete:
             _save(report, saved_path(scenario, reuse), began)
-        report, checked = judge(report, scenario)
-        outcome.reports.append(report)
-        outcome.budgets_checked += checked
+        report = outcome.add(report, scenario)
         if not report.complete:
             outcome.interrupted = True
             break
@@ -266,9 +262,7 @@ def from_reports(
                 + (f"; not planned {', '.join(more)}" if more else ""),
                 "Use the scenarios and --strategy the report was made with.",
             )
-        report, checked = judge(report, scenario)
-        outcome.reports.append(report)
-        outcome.budgets_checked += checked
+        report = outcome.add(report, scenario)
         if not report.complete:
             outcome.interrupted = True
     return compare(outcome, baseline, tolerance)

@@ -153,6 +153,7 @@ def check(outcome: Outcome, layout: Layout) -> str:
         ]
     for scenario, error in outcome.failures:
         lines.append(f"- **{scenario.name}** could not run: {error.message}")
+    lines += [f"- {_escape(line)}" for line in check_lines.sampled(outcome)]
     return "\n".join(lines) + "\n"
 
 

@@ -214,6 +214,31 @@ def test_a_graph_break_is_sampled_by_real_calls_and_never_called_a_proof():
         assert _held_to_real_calls(coverage, Plain(target, factory, dims, name)) == []
 
 
+def test_a_budget_that_holds_on_samples_only_says_so_in_every_check_format():
+    from recompile_probe.analysis.check import Outcome
+    from recompile_probe.render.formats import Document, render
+
+    target, factory, dims = KINDS["branch"]
+    # B > 16 takes the other branch past the break: the budget's range stops before it
+    budget = "expect: {mark_unbacked: {no_recompile_in: {B: [2, 16]}}}\n"
+    scenario = _scenario(target, factory, dims, ["mark_unbacked"], extra=budget, hi=16)
+    outcome = Outcome()
+    judged = outcome.add(run_scenario(scenario), scenario)
+    run = judged.runs[0]
+    assert run.coverage.method == "sampled" and run.violations == ()
+    assert outcome.budgets_checked == 1
+    assert [(h.strategy, h.budget) for h in outcome.sampled] == [
+        ("mark_unbacked", "no_recompile_in B ∈ [2, 16]")
+    ]
+    # the plain program: every size of the budget's range is served after the sequence
+    plain = Plain(target, factory, dims, "mark_unbacked")
+    assert [plain.at(size)[:2] for size in range(2, 17)] == [(0, 0)] * 15
+    for fmt in ("table", "markdown", "html"):
+        text = render(Document.CHECK, fmt, outcome)
+        assert "1 held on samples only" in text, fmt
+        assert "no_recompile_in B ∈ [2, 16] held on samples only, not a proof" in text, fmt
+
+
 def test_served_sizes_whose_graph_asserts_are_said_to_raise():
     runs, (target, factory, dims) = _runs("reshape", ["mark_unbacked"])
     coverage = runs["mark_unbacked"].coverage

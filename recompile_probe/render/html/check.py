@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...analysis.check import Outcome
 from ..formats import Layout
-from ..lines.check import summary
+from ..lines.check import sampled, summary
 from ..lines.diff import HEADERS, Figure, view
 from .page import esc, html_table, pre_block
 from .reports import page
@@ -26,6 +26,7 @@ def check(result: Outcome, layout: Layout) -> str:
         f'<p class="note">no baseline for scenario {esc(repr(name))}: nothing compared</p>'
         for name in result.without_baseline
     ]
+    head += [f'<p class="note">{esc(line)}</p>' for line in sampled(result)]
     if result.changes:
         head.append("<h2>Changes against the baseline</h2>" + _changes(result, layout.width))
     return page(list(result.reports), "recompile-probe check", head)

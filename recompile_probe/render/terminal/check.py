@@ -10,7 +10,7 @@ from rich.text import Text
 from ...analysis.check import Outcome
 from .. import cells
 from ..formats import Layout
-from ..lines.check import summary
+from ..lines.check import sampled, summary
 from ..lines.diff import view
 from . import diff
 from .console import draw
@@ -60,4 +60,6 @@ def _check(console: Console, outcome: Outcome, width: int) -> None:
         diff.print_sequences(console, shown)
     for name in outcome.without_baseline:
         console.print(f"no baseline for scenario {name!r}: nothing compared")
+    for line in sampled(outcome):
+        console.print(Text(line, style="yellow"))
     console.print(Text(summary(outcome), style="bold red" if outcome.exit_code else "bold green"))
