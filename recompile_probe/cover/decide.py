@@ -85,6 +85,8 @@ class Request:
     recompile_limit: int | None = None
     #: compile id -> what its graph asserts when it runs (the run's Collector); None: not read
     runtime_asserts: Callable[[str | None], RuntimeAsserts | None] | None = None
+    #: what the caller knows of the range itself (how it was chosen), kept first in the notes
+    notes: Sequence[str] = ()
 
 
 def decide(request: Request) -> Coverage:
@@ -98,6 +100,7 @@ def decide(request: Request) -> Coverage:
             scope=None,
             proved=False,
             why_na=why,
+            notes=tuple(request.notes),
             points_checked=checked,
             seconds=round(time.perf_counter() - start, 4),
         )
@@ -127,7 +130,7 @@ def decide(request: Request) -> Coverage:
                 f"real ones are ({evaluator.failing_guard(own) or 'no guard named'})",
                 evaluator.checked,
             )
-    notes: list[str] = []
+    notes: list[str] = list(request.notes)
     decision, method = _decide_by_guards(evaluator, ranges, request, notes)
     others = _other_frames(code, request.own_frames_only)
     scope = Scope.EVERY_FRAME

@@ -25,6 +25,7 @@ from ..records.environment import CLEAN_ENV
 from ..records.run import Run, RunError, figureless_run
 from ..scenario.model import Scenario, coverage_ranges
 from ..sizes.points import Point, varying
+from ..sizes.ranges import format_ranges
 from ..strategies.apply import (
     applied,
     compile_kwargs,
@@ -232,7 +233,19 @@ def covered(
             seen=[p.to_dict() for p in points],
             runtime_asserts=None if collector is None else collector.runtime_asserts,
             recompile_limit={**scenario.compile, **strategy.compile}.get("recompile_limit"),
+            notes=_widened(scenario, ranges),
         )
+    )
+
+
+def _widened(scenario: Scenario, ranges: dict[str, tuple[int, int]]) -> tuple[str, ...]:
+    """A note where the range decided is wider than the one asked (a budget's range)."""
+    asked = scenario.coverage
+    if not asked or dict(asked) == ranges:
+        return ()
+    return (
+        f"asked {format_ranges(dict(asked))}, decided {format_ranges(ranges)}: widened to "
+        f"every no_recompile_in budget's range, so each budget is judged on what was decided",
     )
 
 

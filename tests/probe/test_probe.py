@@ -556,3 +556,29 @@ def test_steady_state_spread_is_reported():
     # the documented rule (docs/output.md, Noise): median more than 1.3x the fastest sample
     documented = run.steady_state_us > 1.3 * run.steady_state_min_us
     assert run.steady_state_noisy is documented
+
+
+WIDENED = """
+target: logprobs.count_greater_than
+params: {vocab_size: 64}
+sequences: {warm: [4, 8]}
+strategies: [default]
+repeats: 0
+coverage: {B: [2, 64]}
+expect: {"*": {no_recompile_in: {B: [1, 64]}}}
+"""
+
+
+def test_a_coverage_range_widened_by_a_budget_says_so():
+    (run,) = run_scenario(loads(WIDENED)).runs
+    assert run.coverage.ranges == {"B": (1, 64)}
+    assert run.coverage.notes[0] == (
+        "asked B ∈ [2, 64], decided B ∈ [1, 64]: widened to every no_recompile_in budget's "
+        "range, so each budget is judged on what was decided"
+    )
+    # B = 1 lies in the budget's part only: the decided range answers for it
+    assert run.coverage.counterexample == {"B": 1}
+    (same,) = run_scenario(loads(WIDENED.replace("[2, 64]", "[1, 64]"))).runs
+    assert same.coverage.ranges == {"B": (1, 64)} and not any(
+        "widened" in n for n in same.coverage.notes
+    )
