@@ -23,6 +23,7 @@ from ..reasons.text import entry_line, failure_lines, strip_comment
 from ..records.ranks import (
     AGREED,
     FIGURES,
+    CallDivergence,
     RankDivergence,
     RankFigures,
     RankParting,
@@ -227,7 +228,7 @@ def run_figures(run: Run) -> RankRun:
     )
 
 
-def _first_divergence(runs: dict[int, Run]) -> dict | None:
+def _first_divergence(runs: dict[int, Run]) -> CallDivergence | None:
     longest = max((len(r.calls) for r in runs.values()), default=0)
     for i in range(longest):
         events = {
@@ -235,14 +236,11 @@ def _first_divergence(runs: dict[int, Run]) -> dict | None:
             for rank, run in runs.items()
         }
         if len(set(events.values())) > 1:
-            return {
-                "call": i,
-                "events": events,
-                "sizes": {
-                    str(rank): run.calls[i].sizes if i < len(run.calls) else None
-                    for rank, run in runs.items()
-                },
+            sizes = {
+                str(rank): run.calls[i].sizes if i < len(run.calls) else None
+                for rank, run in runs.items()
             }
+            return CallDivergence(call=i, events=events, sizes=sizes)
     return None
 
 
@@ -370,9 +368,9 @@ def divergence(c: StrategyRanks) -> str:
     d = c.first_divergence
     if d is not None:
         where = ", ".join(
-            f"rank {r} {event} ({_at(d['sizes'].get(r))})" for r, event in d["events"].items()
+            f"rank {r} {event} ({_at(d.sizes.get(r))})" for r, event in d.events.items()
         )
-        text += f"; first at call {d['call']}: {where}"
+        text += f"; first at call {d.call}: {where}"
     return text
 
 

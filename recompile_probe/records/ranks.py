@@ -13,7 +13,6 @@ agree). A rank run's JSON keeps the shape of a function's rank figures (``by_ran
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from .origin import Origin
 
@@ -96,6 +95,18 @@ class RankRun:
 
 
 @dataclass(frozen=True)
+class CallDivergence:
+    """The first call whose event differs between ranks."""
+
+    call: int  #: its index in the sequence (0-based)
+    #: rank (a string, as JSON keys are) -> the call's event there; "none" where the rank made
+    #: no such call
+    events: dict[str, str] = field(default_factory=dict)
+    #: rank -> the call's sizes there; None where the rank made no such call
+    sizes: dict[str, dict[str, int] | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class StrategyRanks:
     """One strategy over one sequence on every rank: each rank's figures, and whether they agree."""
 
@@ -109,9 +120,9 @@ class StrategyRanks:
     agree: bool | None = None
     #: the figures of ``AGREED`` that differ between ranks, in that order
     differs: tuple[str, ...] = ()
-    #: the first call whose event differs between ranks: {call, events: {rank: event}, sizes:
-    #: {rank: point}}; None when no call differs (or the calls were not recorded)
-    first_divergence: dict[str, Any] | None = None
+    #: the first call whose event differs between ranks; None when no call differs (or the
+    #: calls were not recorded)
+    first_divergence: CallDivergence | None = None
     #: why ``agree`` is None, or what a rank's error was
     note: str | None = None
 

@@ -6,12 +6,15 @@ runs: tests/execution/test_ranks.py)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
-from helpers import sample_run
+from helpers import sample_report, sample_run
 from recompile_probe.analysis.budgets import evaluate
 from recompile_probe.analysis.functions import by_function
 from recompile_probe.analysis.ranks import compare, divergences, rank_of, verdict
+from recompile_probe.records.ranks import CallDivergence
+from recompile_probe.records.report import from_json, to_json
 from recompile_probe.records.run import Call, CompileEvent, RunError
 from recompile_probe.scenario.budgets import Budget
 
@@ -110,11 +113,18 @@ def test_ranks_agree_when_every_figure_is_equal_and_the_fewest_compiles_win():
     ranks = compare(RUNS, 2, "gloo", ORDER)
     default = ranks.of("rl", "default")
     assert default.agree is False and default.differs == ("compiles", "recompiles")
-    assert default.first_divergence == {
+    assert default.first_divergence == CallDivergence(
+        call=2, events={"0": "hit", "1": "recompile"}, sizes={"0": {"B": 8}, "1": {"B": 8}}
+    )
+    # in a report's JSON it is the documented object, and it reads back as the record
+    report = replace(sample_report(), rank_runs=ranks)
+    data = json.loads(to_json(report))["rank_runs"]["comparisons"]
+    assert data[0]["first_divergence"] == {
         "call": 2,
         "events": {"0": "hit", "1": "recompile"},
         "sizes": {"0": {"B": 8}, "1": {"B": 8}},
     }
+    assert from_json(to_json(report)).rank_runs == ranks
     assert ranks.of("rl", "guard_collectives").agree is True
     # guard_collectives comes first in the scenario but compiles twice per rank
     assert ranks.best == {"rl": "dynamic_true"}
