@@ -19,7 +19,17 @@ from ..torch_compat.stance import stance
 #: what the stance's refusal says (torch 2.6 .. 2.15)
 _REFUSED = ("fail_on_recompile", "Detected recompile")
 _FUNCTION = re.compile(r"function name: '(?P<name>[^']+)'")
-_GUARD = re.compile(r"^\s*- (?P<guard>\S+: .*)$", re.M)
+_GUARD = re.compile(r"^\s*- (?P<guard>\d+/\d+: .*)$", re.M)
+#: a failing guard that reads a size: only such a guard can be why one size is unserved and
+#: another served (an entry rejecting the call on its arguments' count or an object's id, as
+#: the entries a shared wrapper compiled for another function do, rejects it at every size)
+_SIZED = re.compile(r"\.size\(\)|\.stride\(\)|\.numel\(\)|storage_offset|(size|stride) mismatch")
+
+
+def _named(said: str) -> str | None:
+    """The failing guard a refusal names: the first listed that reads a size, else the first."""
+    guards = [g.split("  #")[0].strip() for g in _GUARD.findall(said)]
+    return next((g for g in guards if _SIZED.search(g)), guards[0] if guards else None)
 
 
 @dataclass(frozen=True)
@@ -27,7 +37,8 @@ class Refusal:
     """A real call the stance refused: which frame missed, and its first failing guard."""
 
     function: str | None
-    guard: str | None  #: "1/1: 2 <= y.size()[0] <= 16", comment stripped; None: none named
+    #: "1/1: 2 <= y.size()[0] <= 16", comment stripped; None: none named
+    guard: str | None
 
 
 @dataclass
@@ -59,10 +70,9 @@ class StanceSampler:
         except Exception as exc:  # noqa: BLE001 - the refusal, or the call's own failure
             said = str(exc)
             if any(word in said for word in _REFUSED):
-                function, guard = _FUNCTION.search(said), _GUARD.search(said)
+                function = _FUNCTION.search(said)
                 self.refused[tuple(sizes.values())] = Refusal(
-                    function["name"] if function else None,
-                    guard["guard"].split("  #")[0].strip() if guard else None,
+                    function["name"] if function else None, _named(said)
                 )
                 return False
             first = said.strip().splitlines()[0] if said.strip() else ""

@@ -1,11 +1,15 @@
 """Coverage on a model held in a module global: a tiny GPT-2 (random weights, built from a config)
-under dynamic=True, warmed at B = 4 -> 8, against the plain program's own recompile log.
+under dynamic=True and mark_unbacked, warmed at B = 4 -> 8, against the plain program's own
+recompile log.
 
 Its guards read the model through the frame's globals (``G['model']...wpe.weight``'s size,
 ``...drop.p == 0.1``): the sizes are read there too, so the range is proved, not sampled; and the
 guard an unserved size names is the one Dynamo logs at that size. The cache entry's lambda
 guard lists parts that read globals before the 0/1 shape guard; they hold, so they are not the
-failing guard. Needs transformers (a dev dependency)."""
+failing guard. Under mark_unbacked the graph breaks and B = 1 is a real call the fail-on-recompile
+stance refuses in transformers' shared wrapper: the guard it names is the size guard Dynamo logs,
+not the argument count of an entry compiled for another function. Needs transformers (a dev
+dependency)."""
 
 from __future__ import annotations
 
@@ -47,7 +51,18 @@ if __name__ == "__main__":  # the plain program: warm at 4 -> 8, sizes the tool 
     for b in (4, 8, 2, 3, 16, 1):
         print(b, file=sys.stderr, flush=True)
         compiled(*make_inputs(b))
+    # the vLLM fix's marks, on every call: warm at 4 -> 8, then 1
+    print("mark_unbacked", file=sys.stderr, flush=True)
+    torch._dynamo.reset()
+    compiled = torch.compile(forward, backend="eager")
+    for b in (4, 8, 1):
+        print(b, file=sys.stderr, flush=True)
+        (ids,) = make_inputs(b)
+        torch._dynamo.decorators.mark_unbacked(ids, 0)
+        compiled(ids)
 """
+#: "[0/1] [__recompiles]     - 0/0: 2 <= input_ids.size()[0]  # ..." : a failing guard
+FAILURE = re.compile(r"\[__recompiles\]\s+- \d+/\d+: (.*?)(?:\s+#.*)?$", re.M)
 
 
 def test_a_global_models_range_is_proved_and_its_unserved_guard_is_the_one_dynamo_logs(tmp_path):
@@ -58,11 +73,11 @@ def test_a_global_models_range_is_proved_and_its_unserved_guard_is_the_one_dynam
         env={**os.environ, "OMP_NUM_THREADS": "1", "TORCH_LOGS": "recompiles"},
     )  # fmt: skip
     assert plain.returncode == 0, plain.stderr[-3000:]
-    # "[0/1] [__recompiles]     - 0/0: 2 <= input_ids.size()[0]  # ..." : the first failing guard
-    logged = re.findall(r"\[__recompiles\]\s+- \d+/\d+: (.*?)(?:\s+#.*)?$", plain.stderr, re.M)
+    dynamic, marked = plain.stderr.split("\nmark_unbacked\n")
+    logged = FAILURE.findall(dynamic)
     # one recompile, at B = 1: 2, 3 and 16 were served by the warm-up's entries
     at, recompiled_at = None, []
-    for line in plain.stderr.splitlines():
+    for line in dynamic.splitlines():
         if line.strip().isdigit():
             at = int(line)
         elif "Recompiling function" in line:
@@ -75,13 +90,13 @@ def test_a_global_models_range_is_proved_and_its_unserved_guard_is_the_one_dynam
             factory: {tmp_path / "tiny_gpt2.py"}:make_inputs
             batch_dims: {{0: [0]}}
             sequences: {{warm: [4, 8]}}
-            strategies: [dynamic_true]
+            strategies: [dynamic_true, mark_unbacked]
             repeats: 0
             coverage: {{B: [1, 16]}}
             """
         )
     )
-    (run,) = run_scenario(scenario).runs
+    run, unbacked = run_scenario(scenario).runs
     coverage = run.coverage
     assert coverage.method == "proved" and coverage.scope == "every frame", coverage.notes
     assert coverage.served == ({"B": (2, 16)},)
@@ -89,4 +104,17 @@ def test_a_global_models_range_is_proved_and_its_unserved_guard_is_the_one_dynam
     assert miss.sizes == {"B": (1, 1)}
     # Dynamo logs the source as the user's name (input_ids), the cache entry as L['input_ids']
     assert re.sub(r"L\['(\w+)'\]", r"\1", miss.guard) == logged[0]
+    assert miss.reason_kind == "zero_one_specialization"
+
+    # mark_unbacked: graph breaks, so B = 1 is a real call the stance refuses, in transformers'
+    # shared wrapper. Its first logged failure is an entry compiled for another function the
+    # wrapper decorates (an argument count); the size guard of this function's entry is the one
+    # that fails at B = 1 and not at the sizes served
+    at_one = FAILURE.findall(marked.split("\n1\n")[1])
+    assert at_one and not re.search(r"size", at_one[0]), at_one
+    assert unbacked.coverage.method == "sampled"
+    miss = unbacked.coverage.unserved[0]
+    assert miss.sizes == {"B": (1, 1)} and miss.decided_by == "stance"
+    sized = [g for g in at_one if ".size()" in g]
+    assert re.sub(r"L\['(\w+)'\]", r"\1", miss.guard) == sized[0], (miss.guard, at_one)
     assert miss.reason_kind == "zero_one_specialization"
