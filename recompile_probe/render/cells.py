@@ -346,8 +346,11 @@ def covers(run: Run) -> str:
     first = c.unserved[0]
     miss = f"{format_box(names, tuple(first.sizes.values()))} {first.outcome}"
     more = f" +{len(c.unserved) - 1}" if len(c.unserved) > 1 else ""
-    if c.method == Method.SAMPLED.value or not c.complete:
-        return f"✗ {miss}{more} ({c.method if c.complete else 'first of a partial list'}{top})"
+    if not c.complete:  # the count past the list is of served and unserved parts together
+        left = f", {c.boxes_left_out} parts not listed" if c.boxes_left_out else ""
+        return f"✗ {miss}{more} listed ({c.method}{top}: a partial list{left})"
+    if c.method == Method.SAMPLED.value:
+        return f"✗ {miss}{more} ({c.method}{top})"
     served = (
         format_box(names, tuple(c.served[0].values()))
         if len(c.served) == 1

@@ -453,7 +453,9 @@ def test_boxes_past_the_lists_end_are_counted_and_no_budget_passes_on_the_partia
     assert plain.at(2)[0] == 0 and decide_budget(missed, {"B": (2, 2)}) is None
     assert missed.covers({"B": (2, 2)}) is True
     assert plain.at(7)[0] > 0 and decide_budget(missed, {"B": (7, 7)})[0] == "B = 7 recompiles"
-    assert covers_cell(runs["default"]).endswith("(first of a partial list)")
+    assert covers_cell(runs["default"]).endswith(
+        f" +4095 listed (proved: a partial list, {missed.boxes_left_out} parts not listed)"
+    )
 
     text = "\n".join(lines_of([runs["mark_unbacked"], runs["default"]]))
     assert f"{len(boxes) - 4096} more served part(s) that raise, not listed anywhere" in text
