@@ -224,7 +224,7 @@ def _symbolic(
             )
             return None
     except Untranslatable as exc:
-        notes.append(f"a size guard did not translate ({exc}); evaluated instead")
+        notes.append(f"a size guard did not translate ({exc}); its sizes were evaluated instead")
         return None
     # Guards not about sizes are taken as the same everywhere: hold the answer to real guard
     # evaluation at chosen sizes before calling it proved.

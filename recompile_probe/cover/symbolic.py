@@ -97,7 +97,10 @@ class _Reader:
         try:  # Dynamo's own source, over the frame's locals (L) and globals (G)
             return eval(source, {"__builtins__": {}}, {"L": self.f_locals, "G": self.f_globals})
         except Exception as exc:  # noqa: BLE001
-            raise Untranslatable(f"cannot read {source}") from exc
+            raise Untranslatable(
+                f"its source {source} is not found in the frame's locals (L) and globals (G): "
+                f"{type(exc).__name__}"
+            ) from exc
 
     def size(self, source: str, dim: int) -> Any:
         symbol = self.template.sources.get((source, dim))
