@@ -11,7 +11,8 @@ from dataclasses import dataclass, field, replace
 from ..errors import ExitCode, ProbeError
 from ..records.report import Report
 from ..records.run import Run, Violation
-from ..scenario.model import Scenario
+from ..scenario.model import Scenario, definitions
+from ..strategies.advice import Definitions
 from . import baseline as baseline_mod
 from .budgets import effective, evaluate, held_on_samples
 
@@ -45,12 +46,15 @@ class Outcome:
     reused: list[str] = field(default_factory=list)
     #: budgets that held on sampled coverage only
     sampled: list[SampledHold] = field(default_factory=list)
+    #: scenario name -> what its measured fixes are written with (its custom strategies)
+    definitions: dict[str, Definitions] = field(default_factory=dict)
 
     def add(self, report: Report, scenario: Scenario) -> Report:
         """``report`` judged by ``scenario``'s budgets, kept with its counts; returned."""
         judged, checked = judge(report, scenario)
         self.reports.append(judged)
         self.budgets_checked += checked
+        self.definitions[judged.scenario.name] = definitions(scenario)
         self.sampled += [
             SampledHold(judged.scenario.name, run.sequence_name, run.strategy, budget)
             for run in judged.runs

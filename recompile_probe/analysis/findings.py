@@ -7,7 +7,9 @@ differently); one with no such line, or whose line lies outside the repository, 
 of the scenario file that set it (a budget's own line, else line 1). A line that recompiled in
 several runs is one finding that lists the runs, so a CI system's cap on annotations per step
 goes to distinct lines. The text carries the fix the same report measured, named as measured,
-or the kind's remedy, named as not measured.
+or the kind's remedy, named as not measured; a fix is written with the definitions its caller
+hands over (a scenario's custom strategies), else the presets. No file is read here but the
+user's lines a fingerprint holds.
 """
 
 from __future__ import annotations
@@ -26,9 +28,8 @@ from ..records.origin import Origin
 from ..records.report import Report
 from ..records.run import CompileEvent, Run, Violation
 from ..records.watch import WatchReport
-from ..strategies.advice import Arguments, recorded
+from ..strategies.advice import Definitions
 from ..strategies.builtins import BUILTINS, RANK_BUILTINS
-from ..strategies.model import Strategy
 from .budgets import describe
 from .check import Outcome
 from .fixes import Recompile, recompiles
@@ -150,11 +151,17 @@ _NUMBERS = re.compile(r"\d+")
 # --- run reports -------------------------------------------------------------------------------
 
 
-def of_reports(reports: Sequence[Report], base: Path | None = None) -> tuple[Finding, ...]:
-    """Every run's recompiles and unserved sizes; broken budgets where the runs were judged."""
+def of_reports(
+    reports: Sequence[Report],
+    base: Path | None = None,
+    definitions: Mapping[str, Definitions] | None = None,
+) -> tuple[Finding, ...]:
+    """Every run's recompiles and unserved sizes; broken budgets where the runs were judged.
+    ``definitions``: scenario name -> what its fixes are written with (else the presets)."""
     found = _Findings(base or root())
     for report in reports:
-        _report(found, report, judged=any(r.violations for r in report.runs))
+        written = (definitions or {}).get(report.scenario.name, PRESETS)
+        _report(found, report, written, judged=any(r.violations for r in report.runs))
     return found.done()
 
 
@@ -163,7 +170,7 @@ def of_check(outcome: Outcome, base: Path | None = None) -> tuple[Finding, ...]:
     (error) or held every budget (notice), baseline regressions, scenarios that could not run."""
     found = _Findings(base or root())
     for each in outcome.reports:
-        _report(found, each, judged=True)
+        _report(found, each, outcome.definitions.get(each.scenario.name, PRESETS), judged=True)
     by_name = {r.scenario.name: r for r in outcome.reports}
     for change in outcome.changes:
         if change.kind != "regression":
@@ -195,8 +202,8 @@ def of_check(outcome: Outcome, base: Path | None = None) -> tuple[Finding, ...]:
     return found.done()
 
 
-def _report(found: _Findings, report: Report, judged: bool) -> None:
-    strategies, args = _advice(report)
+def _report(found: _Findings, report: Report, written: Definitions, judged: bool) -> None:
+    strategies, args = written.strategies, written.arguments(report.runs)
     scenario_file = found.relative(report.scenario.path)
     fallback = (scenario_file, 1 if scenario_file else None)
     for name, _ in report.sequences():
@@ -343,27 +350,8 @@ def _unserved(
     )
 
 
-def _advice(report: Report) -> tuple[Mapping[str, Strategy], Arguments]:
-    """The strategies a measured fix is written with: the scenario file's own (custom ones
-    included) where it is there and unchanged, else the presets; the target's argument names
-    as its runs recorded them."""
-    strategies: dict[str, Strategy] = {**RANK_BUILTINS, **BUILTINS}
-    ranges: dict[str, tuple[int, int]] = {}
-    driver: str | None = None
-    path = report.scenario.path
-    if path and Path(path).is_file():
-        from ..scenario.load import load
-        from ..strategies.model import symbol_ranges
-
-        try:
-            scenario = load(path)
-        except Exception:  # a file that no longer loads: the presets write the fix
-            scenario = None
-        if scenario is not None and scenario.sha256 == report.scenario.sha256:
-            strategies = {n: scenario.strategy(n) for n in scenario.known_strategies()}
-            ranges = symbol_ranges(scenario.points)
-            driver = scenario.driver
-    return strategies, recorded(report.runs, ranges, driver) or Arguments((), (), ranges, driver)
+#: the presets: what writes the fixes of a report whose scenario's own strategies are not known
+PRESETS = Definitions({**RANK_BUILTINS, **BUILTINS})
 
 
 # --- a program's functions (watch, summarize) --------------------------------------------------

@@ -68,6 +68,13 @@ class Recompile:
     specialization: str | None = None
 
 
+#: the code line of a measured fix whose strategy's definition is not known to the reader
+UNDEFINED = (
+    "how this strategy is written is in the scenario file that defines it, not read here "
+    "(missing, or changed since the report)"
+)
+
+
 def recompiles(
     run: Run, runs: list[Run], strategies: Mapping[str, Strategy], args: Arguments
 ) -> list[Recompile]:
@@ -93,7 +100,17 @@ def recompiles(
                 worse.append(other)
                 continue
             strategy = strategies.get(other.strategy)
-            if strategy is None:
+            if strategy is None:  # measured, and defined where this reader cannot see
+                fixes.append(
+                    Fix(
+                        other.strategy,
+                        (f"# {UNDEFINED}",),
+                        other.compiles,
+                        other.steady_state_us,
+                        (),
+                        other.outputs_match is True,
+                    )
+                )
                 continue
             measured = _has_checks(other.target)
             acting = acting_symbols(other)

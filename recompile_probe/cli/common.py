@@ -10,8 +10,9 @@ import contextlib
 import os
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import TYPE_CHECKING, Any, Iterator, TextIO
 
 import typer
 from rich.console import Console
@@ -22,6 +23,9 @@ from ..errors import ExitCode, ProbeError, UsageError
 from ..render import formats
 from ..render.formats import Document
 from .registry import app  # noqa: F401  (re-exported: every command registers on it)
+
+if TYPE_CHECKING:
+    from ..strategies.advice import Definitions
 
 err = Console(stderr=True, highlight=False)
 #: listings that are not a document of a run (targets, strategies): straight to stdout
@@ -110,20 +114,25 @@ def emit(
     stream: TextIO | None = None,
     verbose: bool = False,
     quiet: bool = False,
+    definitions: Mapping[str, Definitions] | None = None,
 ) -> None:
     """The document to --output (atomically, off-terminal width) or to ``stream`` (stdout);
-    never both, never half."""
+    never both, never half. ``definitions``: what the scenarios' measured fixes are written
+    with."""
     from ..render.formats import Layout, render
 
+    known = dict(definitions or {})
     if output is not None:
-        layout = Layout(width=document.file_width, verbose=verbose)
+        layout = Layout(width=document.file_width, verbose=verbose, definitions=known)
         write_atomic(output, render(document, fmt, value, layout))
         if not quiet:
             err.print(f"report written to {output}")
         return
     stream = stream or sys.stdout
     columns = shutil.get_terminal_size((120, 24)).columns if stream.isatty() else None
-    layout = Layout(color=use_color(stream), width=document.width(columns), verbose=verbose)
+    layout = Layout(
+        color=use_color(stream), width=document.width(columns), verbose=verbose, definitions=known
+    )
     stream.write(render(document, fmt, value, layout))
     stream.flush()
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -19,6 +19,9 @@ from .common import (
     read_saved,
 )
 from .registry import summary
+
+if TYPE_CHECKING:
+    from ..strategies.advice import Definitions
 
 
 @app.command(help=summary("render"))
@@ -42,4 +45,17 @@ def render(
         # a program's functions (`watch`, `summarize`), else run reports (one, or a bundle's)
         document = Document.REPORTS if isinstance(saved, list) else Document.FUNCTIONS
         check_format(document, fmt)
-        emit(document, saved, fmt, output, verbose=verbose)
+        emit(document, saved, fmt, output, verbose=verbose, definitions=_definitions(saved))
+
+
+def _definitions(saved: object) -> dict[str, Definitions]:
+    """The scenario files the reports name, where they are there and unchanged: a custom
+    strategy's fix is written from its file (a report holds only its name)."""
+    from ..scenario.load import definitions_at
+
+    found = {}
+    for report in saved if isinstance(saved, list) else ():
+        known = definitions_at(report.scenario.path, report.scenario.sha256)
+        if known is not None:
+            found[report.scenario.name] = known
+    return found

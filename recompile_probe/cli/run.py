@@ -138,7 +138,16 @@ def run(
             )
         if clean_env:
             report = cleared(report, inherited)
-        emit(Document.REPORTS, [report], fmt, output, verbose=verbose)
+        from ..scenario.model import definitions
+
+        emit(
+            Document.REPORTS,
+            [report],
+            fmt,
+            output,
+            verbose=verbose,
+            definitions={report.scenario.name: definitions(loaded)},
+        )
         print_tlparse(report)
         if not quiet and (output is not None or not chosen.terminal):  # the verdicts, for people
             from ..analysis.ranks import verdict as rank_verdict

@@ -18,10 +18,9 @@ from ..analysis.explain import Explained, explain
 from ..errors import UsageError, did_you_mean
 from ..records.order import ordered
 from ..records.report import Report
-from ..scenario.model import Scenario
+from ..scenario.model import Scenario, definitions
 from ..scenario.overrides import with_overrides
-from ..strategies.advice import Arguments, recorded
-from ..strategies.model import symbol_ranges
+from ..strategies.advice import Arguments, Definitions, recorded
 from .saved import run_points, scenario_of
 
 
@@ -158,9 +157,13 @@ def _explained(
     warnings: list[str],
     saved: bool = False,
 ) -> Explained:
-    known = {name: scenario.strategy(name) for name in scenario.known_strategies()}
+    written = definitions(scenario)
     explanations, notes = explain(
-        report, known, _arguments(report, scenario, warnings if saved else None), chosen, sequence
+        report,
+        written.strategies,
+        _arguments(report, scenario, written, warnings if saved else None),
+        chosen,
+        sequence,
     )
     ran = list(dict.fromkeys(r.strategy for r in report.runs))
     skipped = [s for s in scenario.strategies if s not in ran]
@@ -172,10 +175,12 @@ def _explained(
     return Explained(report, tuple(explanations), tuple(notes), tuple(warnings))
 
 
-def _arguments(report: Report, scenario: Scenario, warnings: list[str] | None) -> Arguments:
+def _arguments(
+    report: Report, scenario: Scenario, written: Definitions, warnings: list[str] | None
+) -> Arguments:
     """How the target names its arguments: as its runs recorded it, or (a report written before
     runs kept it) from the target itself, which imports it and torch."""
-    found = recorded(report.runs, symbol_ranges(scenario.points), scenario.driver)
+    found = recorded(report.runs, written.ranges, written.driver)
     if found is not None:
         return found
     if warnings is not None and report.runs:
@@ -186,6 +191,4 @@ def _arguments(report: Report, scenario: Scenario, warnings: list[str] | None) -
     from ..targets import loader
 
     target = loader.load(scenario)
-    return Arguments(
-        target.dim_sources(), target.param_names, symbol_ranges(scenario.points), scenario.driver
-    )
+    return Arguments(target.dim_sources(), target.param_names, written.ranges, written.driver)

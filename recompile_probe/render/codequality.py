@@ -35,7 +35,7 @@ def document(found: Iterable[Finding]) -> str:
 
 
 def reports(value: Sequence[Report], layout: Layout) -> str:
-    return document(findings.of_reports(value))
+    return document(findings.of_reports(value, definitions=layout.definitions))
 
 
 def check(outcome: Outcome, layout: Layout) -> str:

@@ -11,12 +11,15 @@ users), and nothing imports torch.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError, did_you_mean
+
+if TYPE_CHECKING:
+    from ..strategies.advice import Definitions
 
 
 class Document(Enum):
@@ -48,10 +51,15 @@ class Document(Enum):
 
 @dataclass(frozen=True)
 class Layout:
+    """How a document is laid out, and what its caller knows beside it."""
+
     color: bool = False
     width: int = 120
     #: every failing guard of every recompile, where the format folds them
     verbose: bool = False
+    #: scenario name -> what its measured fixes are written with (a scenario's custom
+    #: strategies, which a report does not hold); the formats of findings read it
+    definitions: Mapping[str, Definitions] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

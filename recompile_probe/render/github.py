@@ -41,7 +41,7 @@ def lines(found: Iterable[Finding]) -> str:
 
 
 def reports(value: Sequence[Report], layout: Layout) -> str:
-    return lines(findings.of_reports(value))
+    return lines(findings.of_reports(value, definitions=layout.definitions))
 
 
 def check(outcome: Outcome, layout: Layout) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ScenarioError, did_you_mean, type_name
+from ..strategies.advice import Definitions
 from ..strategies.builtins import BUILTINS, RANK_BUILTINS
 from . import budgets, sequences
 from .backend import parse_backend, parse_compile
@@ -23,7 +24,7 @@ from .context import Context
 from .distributed import parse_group, parse_ranks
 from .inputs import parse_arguments
 from .keys import TOLERANCE_KEYS, TOP_KEYS, Key
-from .model import Scenario, default_path
+from .model import Scenario, default_path, definitions
 from .strategies import parse_custom, parse_list
 from .yaml_lines import parse as parse_yaml
 
@@ -166,3 +167,15 @@ def _tolerance(ctx: Context, value: Any) -> dict[str, Any]:
     for k in value:
         ctx.typed(f"tolerance.{k}", value[k], TOLERANCE_KEYS[k])
     return {"rtol": float(value["rtol"]), "atol": float(value["atol"])}
+
+
+def definitions_at(path: str | None, sha256: str | None) -> Definitions | None:
+    """The definitions of the scenario file a saved report names, where it is there and
+    unchanged since (its sha256); None otherwise (the presets then write the fixes)."""
+    if not path or sha256 is None or not Path(path).is_file():
+        return None
+    try:
+        scenario = load(path)
+    except (ScenarioError, OSError):  # a file that no longer loads
+        return None
+    return definitions(scenario) if scenario.sha256 == sha256 else None

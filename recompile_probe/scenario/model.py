@@ -12,8 +12,9 @@ from typing import Any
 from ..errors import ScenarioError
 from ..sizes.paths import DimRef
 from ..sizes.points import BATCH, Point
+from ..strategies.advice import Definitions
 from ..strategies.builtins import BUILTINS, DEFAULT_STRATEGIES, RANK_BUILTINS
-from ..strategies.model import Strategy
+from ..strategies.model import Strategy, symbol_ranges
 from .budgets import Budget
 from .inputs import TensorSpec, Value
 
@@ -137,3 +138,12 @@ def coverage_ranges(scenario: Scenario) -> dict[str, tuple[int, int]] | None:
                 old = out.get(symbol)
                 out[symbol] = (lo, hi) if old is None else (min(lo, old[0]), max(hi, old[1]))
     return out or None
+
+
+def definitions(scenario: Scenario) -> Definitions:
+    """What the scenario's measured fixes are written with (its custom strategies included)."""
+    return Definitions(
+        {name: scenario.strategy(name) for name in scenario.known_strategies()},
+        symbol_ranges(scenario.points),
+        scenario.driver,
+    )

@@ -51,6 +51,22 @@ class Arguments:
     driver: str | None = None
 
 
+@dataclass(frozen=True)
+class Definitions:
+    """What one scenario's measured fixes are written with: its strategies by name (its custom
+    ones included), the range its points give each symbol, and its driver."""
+
+    strategies: Mapping[str, Strategy]
+    ranges: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    driver: str | None = None
+
+    def arguments(self, runs: Iterable[Run]) -> Arguments:
+        """The target's arguments as ``runs`` recorded them (none where they did not)."""
+        return recorded(runs, self.ranges, self.driver) or Arguments(
+            (), (), self.ranges, self.driver
+        )
+
+
 def recorded(
     runs: Iterable[Run], ranges: Mapping[str, tuple[int, int]], driver: str | None
 ) -> Arguments | None:

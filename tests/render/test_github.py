@@ -251,3 +251,41 @@ def test_summarize_annotates_a_trace_where_its_report_says(tmp_path):
     assert sorted(i["location"]["lines"]["begin"] for i in issues) == sorted(
         int(a["line"]) for a in annotations
     )
+
+
+def test_a_custom_strategys_measured_fix_is_written_from_its_scenario_file(tmp_path):
+    """A report holds a strategy's name, not its definition: `run` writes the fix from the
+    scenario it loaded, `render` from the file the report names while it is unchanged, and
+    from the presets (which do not know the custom strategy) once it has changed."""
+    scenario = tmp_path / "serving.yaml"
+    scenario.write_text(
+        SCENARIO.read_text()
+        .replace("serving.py:", f"{PROGRAM.parent}/serving.py:")
+        .replace("strategies: [default, mark_dynamic]", "strategies: [default, rows_dynamic]")
+        + "custom_strategies:\n  rows_dynamic:\n    marks:\n"
+        "      - {argument: 0, dim: 0, kind: dynamic}\n"
+    )
+    report = tmp_path / "r.json"
+    ran = CliRunner().invoke(app, ["run", str(scenario), "-q", "-f", "json", "-o", str(report)])
+    assert ran.exit_code == 0, ran.output
+    runs = {r["strategy"]: r for r in json.loads(report.read_text())["runs"]}
+    # measured: the custom strategy did not recompile at the call where default did
+    assert runs["default"]["calls"][1]["event"] == "recompile"
+    assert runs["rows_dynamic"]["calls"][1]["event"] == "hit"
+
+    def size_fix(output: str) -> str:
+        return next(a for a in parse(output) if "static_size_change" in a["title"])["message"]
+
+    direct = CliRunner().invoke(app, ["run", str(scenario), "-q", "-f", "github"])
+    rendered = CliRunner().invoke(app, ["render", str(report), "-f", "github"])
+    for output in (direct.output, rendered.output):
+        text = size_fix(output)
+        assert "Measured fix, in this report: rows_dynamic" in text
+        assert "torch._dynamo.mark_dynamic(" in text, text
+    scenario.write_text(scenario.read_text() + "# edited since\n")
+    stale = CliRunner().invoke(app, ["render", str(report), "-f", "github"])
+    assert stale.exit_code == 0, stale.output
+    text = size_fix(stale.output)
+    assert "Measured fix, in this report: rows_dynamic" in text
+    assert "torch._dynamo.mark_dynamic(" not in text
+    assert "in the scenario file that defines it, not read here" in text
