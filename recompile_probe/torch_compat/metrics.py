@@ -189,8 +189,8 @@ def metrics_stream(on_record: Callable[[Any], None]) -> Iterator[bool]:
     """Call ``on_record`` with every CompilationMetrics as Dynamo logs it.
 
     Yields False when this torch has no such log (the caller then reads the metrics deque).
-    The user's view of the logger is kept: it propagates as it did outside the block, and INFO records reach
-    their handlers only if their level already let INFO through.
+    The user's view of the logger is kept: it propagates as it did outside the block, and INFO
+    records reach their handlers only if their level already let INFO through.
     """
     internal: Any = getattr(torch, "_utils_internal", None)
     config: Any = getattr(torch._dynamo, "config", None)

@@ -1,4 +1,5 @@
-"""The independent reference for tests/test_real_programs.py (never imports recompile_probe).
+"""The independent reference for tests/commands/test_watch_real_programs.py (never imports
+recompile_probe).
 
     python reference.py OUT.json PROGRAM.py [ARGS...]
 

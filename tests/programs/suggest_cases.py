@@ -1,5 +1,6 @@
-"""Callables for tests/test_suggest.py: two size symbols each, built so the best marking is known
-only after measuring it (tests/test_suggest.py measures every marking by hand).
+"""Callables for tests/commands/suggest/test_suggest.py: two size symbols each, built so the best
+marking is known only after measuring it (tests/commands/suggest/test_suggest.py measures every
+marking by hand).
 
 Each factory takes the size symbols as keywords and returns the positional arguments; inputs are
 deterministic per point. What each case is for (figures measured with torch 2.13, eager):

@@ -1,5 +1,6 @@
-"""The records that carry a user line, on a real run: typed all the way, written as the JSON contract says (an
-origin leaves out an empty stack, a shared-code field is written only when set), read back equal."""
+"""The records that carry a user line, on a real run: typed all the way, written as the JSON
+contract says (an origin leaves out an empty stack, a shared-code field is written only when set),
+read back equal."""
 
 import dataclasses
 import json

@@ -427,7 +427,7 @@ def test_every_scenario_the_tests_write_that_the_validator_accepts_validates(tmp
     assert len(accepted) >= 20, accepted
 
 
-#: MALFORMED cases (tests/test_scenario.py) the schema refuses as well: structure, names, types
+#: MALFORMED cases (tests/scenario/test_load.py) the schema refuses as well: structure, names, types
 STRUCTURAL = [
     "empty-file",
     "top-level-list",
