@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..errors import ExitCode, ProbeError
-from ..records.report import Report
+from ..records.report import Report, ScenarioRef
 from ..records.run import Run, Violation
 from ..scenario.model import Scenario, definitions
 from ..strategies.advice import Definitions
@@ -26,6 +26,7 @@ class SampledHold:
     strategy: str
     #: e.g. "no_recompile_in B ∈ [2, 64]"
     budget: str
+    rank: int | None = None  #: the rank whose run it is, in a scenario with `ranks:`
 
 
 @dataclass
@@ -46,17 +47,19 @@ class Outcome:
     reused: list[str] = field(default_factory=list)
     #: budgets that held on sampled coverage only
     sampled: list[SampledHold] = field(default_factory=list)
-    #: scenario name -> what its measured fixes are written with (its custom strategies)
-    definitions: dict[str, Definitions] = field(default_factory=dict)
+    #: a report's scenario -> what its measured fixes are written with (its custom strategies),
+    #: where the file judged is the one the report was made from
+    definitions: dict[ScenarioRef, Definitions] = field(default_factory=dict)
 
     def add(self, report: Report, scenario: Scenario) -> Report:
         """``report`` judged by ``scenario``'s budgets, kept with its counts; returned."""
         judged, checked = judge(report, scenario)
         self.reports.append(judged)
         self.budgets_checked += checked
-        self.definitions[judged.scenario.name] = definitions(scenario)
+        if scenario.sha256 == judged.scenario.sha256:  # a file edited since defines other fixes
+            self.definitions[judged.scenario] = definitions(scenario)
         self.sampled += [
-            SampledHold(judged.scenario.name, run.sequence_name, run.strategy, budget)
+            SampledHold(judged.scenario.name, run.sequence_name, run.strategy, budget, run.rank)
             for run in judged.runs
             for budget in held_on_samples(run, scenario.budgets)
         ]

@@ -25,7 +25,7 @@ from ..reasons.kinds import remedy
 from ..reasons.text import strip_comment
 from ..records.finding import Finding, Kind, Severity
 from ..records.origin import Origin
-from ..records.report import Report
+from ..records.report import Report, ScenarioRef
 from ..records.run import CompileEvent, Run, Violation
 from ..records.watch import WatchReport
 from ..strategies.advice import Definitions
@@ -154,13 +154,14 @@ _NUMBERS = re.compile(r"\d+")
 def of_reports(
     reports: Sequence[Report],
     base: Path | None = None,
-    definitions: Mapping[str, Definitions] | None = None,
+    definitions: Mapping[ScenarioRef, Definitions] | None = None,
 ) -> tuple[Finding, ...]:
     """Every run's recompiles and unserved sizes; broken budgets where the runs were judged.
-    ``definitions``: scenario name -> what its fixes are written with (else the presets)."""
+    ``definitions``: a report's scenario -> what its fixes are written with (else the
+    presets)."""
     found = _Findings(base or root())
     for report in reports:
-        written = (definitions or {}).get(report.scenario.name, PRESETS)
+        written = (definitions or {}).get(report.scenario, PRESETS)
         _report(found, report, written, judged=any(r.violations for r in report.runs))
     return found.done()
 
@@ -170,7 +171,7 @@ def of_check(outcome: Outcome, base: Path | None = None) -> tuple[Finding, ...]:
     (error) or held every budget (notice), baseline regressions, scenarios that could not run."""
     found = _Findings(base or root())
     for each in outcome.reports:
-        _report(found, each, outcome.definitions.get(each.scenario.name, PRESETS), judged=True)
+        _report(found, each, outcome.definitions.get(each.scenario, PRESETS), judged=True)
     by_name = {r.scenario.name: r for r in outcome.reports}
     for change in outcome.changes:
         if change.kind != "regression":

@@ -25,6 +25,7 @@ from ..render.formats import Document
 from .registry import app  # noqa: F401  (re-exported: every command registers on it)
 
 if TYPE_CHECKING:
+    from ..records.report import ScenarioRef
     from ..strategies.advice import Definitions
 
 err = Console(stderr=True, highlight=False)
@@ -114,7 +115,7 @@ def emit(
     stream: TextIO | None = None,
     verbose: bool = False,
     quiet: bool = False,
-    definitions: Mapping[str, Definitions] | None = None,
+    definitions: Mapping[ScenarioRef, Definitions] | None = None,
 ) -> None:
     """The document to --output (atomically, off-terminal width) or to ``stream`` (stdout);
     never both, never half. ``definitions``: what the scenarios' measured fixes are written

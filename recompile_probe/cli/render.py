@@ -21,6 +21,7 @@ from .common import (
 from .registry import summary
 
 if TYPE_CHECKING:
+    from ..records.report import ScenarioRef
     from ..strategies.advice import Definitions
 
 
@@ -44,11 +45,12 @@ def render(
         saved = read_saved(report)
         # a program's functions (`watch`, `summarize`), else run reports (one, or a bundle's)
         document = Document.REPORTS if isinstance(saved, list) else Document.FUNCTIONS
-        check_format(document, fmt)
-        emit(document, saved, fmt, output, verbose=verbose, definitions=_definitions(saved))
+        chosen = check_format(document, fmt)
+        known = _definitions(saved) if chosen.findings else None
+        emit(document, saved, fmt, output, verbose=verbose, definitions=known)
 
 
-def _definitions(saved: object) -> dict[str, Definitions]:
+def _definitions(saved: object) -> dict[ScenarioRef, Definitions]:
     """The scenario files the reports name, where they are there and unchanged: a custom
     strategy's fix is written from its file (a report holds only its name)."""
     from ..scenario.load import definitions_at
@@ -57,5 +59,5 @@ def _definitions(saved: object) -> dict[str, Definitions]:
     for report in saved if isinstance(saved, list) else ():
         known = definitions_at(report.scenario.path, report.scenario.sha256)
         if known is not None:
-            found[report.scenario.name] = known
+            found[report.scenario] = known
     return found

@@ -146,7 +146,7 @@ def run(
             fmt,
             output,
             verbose=verbose,
-            definitions={report.scenario.name: definitions(loaded)},
+            definitions={report.scenario: definitions(loaded)},
         )
         print_tlparse(report)
         if not quiet and (output is not None or not chosen.terminal):  # the verdicts, for people

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UsageError, did_you_mean
 
 if TYPE_CHECKING:
+    from ..records.report import ScenarioRef
     from ..strategies.advice import Definitions
 
 
@@ -57,9 +58,9 @@ class Layout:
     width: int = 120
     #: every failing guard of every recompile, where the format folds them
     verbose: bool = False
-    #: scenario name -> what its measured fixes are written with (a scenario's custom
+    #: a report's scenario -> what its measured fixes are written with (a scenario's custom
     #: strategies, which a report does not hold); the formats of findings read it
-    definitions: Mapping[str, Definitions] = field(default_factory=dict)
+    definitions: Mapping[ScenarioRef, Definitions] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class Format:
     documents: frozenset[Document]
     #: laid out for a person at a terminal (the others are files: data, markup, a page)
     terminal: bool = False
+    #: writes analysis/findings.py's findings, with the fixes Layout.definitions write
+    findings: bool = False
 
 
 _ALL = frozenset(Document)
@@ -86,8 +89,8 @@ FORMATS: tuple[Format, ...] = (
         frozenset({Document.REPORTS, Document.CHECK, Document.EXPLAIN, Document.FUNCTIONS}),
     ),
     # findings on the user's lines, for CI systems (analysis/findings.py)
-    Format("github", "github", _FINDINGS),
-    Format("codequality", "codequality", _FINDINGS),
+    Format("github", "github", _FINDINGS, findings=True),
+    Format("codequality", "codequality", _FINDINGS, findings=True),
 )
 _BY_NAME = {f.name: f for f in FORMATS}
 

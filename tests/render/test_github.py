@@ -257,21 +257,14 @@ def test_a_custom_strategys_measured_fix_is_written_from_its_scenario_file(tmp_p
     """A report holds a strategy's name, not its definition: `run` writes the fix from the
     scenario it loaded, `render` from the file the report names while it is unchanged, and
     from the presets (which do not know the custom strategy) once it has changed."""
-    scenario = tmp_path / "serving.yaml"
-    scenario.write_text(
-        SCENARIO.read_text()
-        .replace("serving.py:", f"{PROGRAM.parent}/serving.py:")
-        .replace("strategies: [default, mark_dynamic]", "strategies: [default, rows_dynamic]")
-        + "custom_strategies:\n  rows_dynamic:\n    marks:\n"
-        "      - {argument: 0, dim: 0, kind: dynamic}\n"
-    )
+    scenario = _custom(tmp_path / "s", "dynamic")
     report = tmp_path / "r.json"
     ran = CliRunner().invoke(app, ["run", str(scenario), "-q", "-f", "json", "-o", str(report)])
     assert ran.exit_code == 0, ran.output
     runs = {r["strategy"]: r for r in json.loads(report.read_text())["runs"]}
     # measured: the custom strategy did not recompile at the call where default did
     assert runs["default"]["calls"][1]["event"] == "recompile"
-    assert runs["rows_dynamic"]["calls"][1]["event"] == "hit"
+    assert runs["rows"]["calls"][1]["event"] == "hit"
 
     def size_fix(output: str) -> str:
         return next(a for a in parse(output) if "static_size_change" in a["title"])["message"]
@@ -280,12 +273,61 @@ def test_a_custom_strategys_measured_fix_is_written_from_its_scenario_file(tmp_p
     rendered = CliRunner().invoke(app, ["render", str(report), "-f", "github"])
     for output in (direct.output, rendered.output):
         text = size_fix(output)
-        assert "Measured fix, in this report: rows_dynamic" in text
+        assert "Measured fix, in this report: rows" in text
         assert "torch._dynamo.mark_dynamic(" in text, text
     scenario.write_text(scenario.read_text() + "# edited since\n")
     stale = CliRunner().invoke(app, ["render", str(report), "-f", "github"])
     assert stale.exit_code == 0, stale.output
     text = size_fix(stale.output)
-    assert "Measured fix, in this report: rows_dynamic" in text
+    assert "Measured fix, in this report: rows" in text
     assert "torch._dynamo.mark_dynamic(" not in text
     assert "in the scenario file that defines it, not read here" in text
+
+
+def _custom(folder: Path, kind: str) -> Path:
+    """serving.yaml with a custom strategy marking dim 0 as ``kind``, in its own folder."""
+    folder.mkdir()
+    scenario = folder / "serving.yaml"
+    scenario.write_text(
+        SCENARIO.read_text()
+        .replace("serving.py:", f"{PROGRAM.parent}/serving.py:")
+        .replace("strategies: [default, mark_dynamic]", "strategies: [default, rows]")
+        + "custom_strategies:\n  rows:\n    marks:\n"
+        + f"      - {{argument: 0, dim: 0, kind: {kind}}}\n"
+    )
+    return scenario
+
+
+def test_two_scenarios_of_one_name_write_their_fixes_from_their_own_files(tmp_path):
+    """Same name, other definitions: each report's fix comes from the file it was made from,
+    in `check`'s annotations and in `render` of its bundle; `check --from-report` on a file
+    edited since writes none from the edit. The root is the scenarios' folder: each finding then
+    sits on its own scenario's line, not on the program's line they share."""
+    root = {"GITHUB_WORKSPACE": str(tmp_path)}
+    dynamic, maybe = _custom(tmp_path / "a", "dynamic"), _custom(tmp_path / "b", "maybe_dynamic")
+    bundle = tmp_path / "bundle.json"
+    checked = CliRunner().invoke(
+        app, ["check", str(dynamic), str(maybe), "-q", "--annotations", "github",
+              "--json", str(bundle)], env=root
+    )  # fmt: skip
+    rendered = CliRunner().invoke(app, ["render", str(bundle), "-f", "github"], env=root)
+    for output in (checked.output, rendered.output):
+        fixes = [a["message"] for a in parse(output) if "Measured fix" in a["message"]]
+        assert len(fixes) == 2, [a["title"] for a in parse(output)]
+        marks = {"dynamic": "torch._dynamo.mark_dynamic(x, 0)", "maybe": "maybe_mark_dynamic(x, 0)"}
+        assert sorted(next(k for k, m in marks.items() if m in f) for f in fixes) == [
+            "dynamic",
+            "maybe",
+        ]
+    report = tmp_path / "a.json"
+    ran = CliRunner().invoke(app, ["run", str(dynamic), "-q", "-f", "json", "-o", str(report)])
+    assert ran.exit_code == 0, ran.output
+    dynamic.write_text(dynamic.read_text().replace("kind: dynamic", "kind: maybe_dynamic"))
+    judged = CliRunner().invoke(
+        app,
+        ["check", str(dynamic), "--from-report", str(report), "-q", "--annotations", "github"],
+        env=root,
+    )
+    fix = next(a for a in parse(judged.output) if "static_size_change" in a["title"])["message"]
+    assert "Measured fix, in this report: rows" in fix and "maybe_mark_dynamic(" not in fix
+    assert "not read here" in fix

@@ -26,7 +26,9 @@ def summary(outcome: Outcome) -> str:
 def sampled(outcome: Outcome) -> list[str]:
     """A line per budget that held on samples only: what was not proved."""
     return [
-        f"{h.scenario} / {h.sequence} / {h.strategy}: {h.budget} held on samples only, not a "
+        f"{h.scenario} / {h.sequence} / {h.strategy}"
+        + ("" if h.rank is None else f" (rank {h.rank})")
+        + f": {h.budget} held on samples only, not a "
         f"proof: no sampled size was unserved, and between samples nothing is known"
         for h in outcome.sampled
     ]
