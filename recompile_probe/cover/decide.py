@@ -87,6 +87,10 @@ class Request:
     runtime_asserts: Callable[[str | None], RuntimeAsserts | None] | None = None
     #: what the caller knows of the range itself (how it was chosen), kept first in the notes
     notes: Sequence[str] = ()
+    #: a non-tensor argument the inputs' factory makes differently at other sizes, e.g.
+    #: "argument 1: 3 at B = 8, 1 at B = 0": guards on it are asked at the last call's value,
+    #: so no answer is a proof
+    varying: str | None = None
 
 
 def decide(request: Request) -> Coverage:
@@ -131,6 +135,12 @@ def decide(request: Request) -> Coverage:
                 evaluator.checked,
             )
     notes: list[str] = list(request.notes)
+    if request.varying:
+        notes.append(
+            f"the inputs' factory makes a non-tensor argument differently at other sizes "
+            f"({request.varying}); guards were asked with the last call's value, so a size "
+            f"where it differs may be answered wrongly: not a proof"
+        )
     decision, method = _decide_by_guards(evaluator, ranges, request, notes)
     others = _other_frames(code, request.own_frames_only)
     scope = Scope.EVERY_FRAME
@@ -427,6 +437,7 @@ def _record(
         and scope is Scope.EVERY_FRAME
         and counterexample is None
         and not raises
+        and not request.varying
     )
     return Coverage(
         ranges=ranges,

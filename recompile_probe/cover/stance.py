@@ -19,17 +19,19 @@ from ..torch_compat.stance import stance
 #: what the stance's refusal says (torch 2.6 .. 2.15)
 _REFUSED = ("fail_on_recompile", "Detected recompile")
 _FUNCTION = re.compile(r"function name: '(?P<name>[^']+)'")
-_GUARD = re.compile(r"^\s*- (?P<guard>\d+/\d+: .*)$", re.M)
-#: a failing guard that reads a size: only such a guard can be why one size is unserved and
-#: another served (an entry rejecting the call on its arguments' count or an object's id, as
-#: the entries a shared wrapper compiled for another function do, rejects it at every size)
-_SIZED = re.compile(r"\.size\(\)|\.stride\(\)|\.numel\(\)|storage_offset|(size|stride) mismatch")
+#: a listed failure: "- 1/1: 2 <= y.size()[0]  # ...", a compiled-autograd id "!0/1/0: ..."
+_GUARD = re.compile(r"^\s*- (?P<guard>!?\d+(?:/\d+)+: .*)$", re.M)
+#: a guard on how many arguments the frame got: the entries a shared wrapper (transformers'
+#: ``wrapped_func``) compiled for another function it decorates reject the call there, at every
+#: size, and are listed first
+_ARITY = re.compile(r"^\S+: len\((?:L\[')?(?:args|kwargs)(?:'\])?\) == \d+$")
 
 
 def _named(said: str) -> str | None:
-    """The failing guard a refusal names: the first listed that reads a size, else the first."""
+    """The failing guard a refusal names: the first listed that is not an argument count (an
+    entry compiled for another function); where every one is, the first."""
     guards = [g.split("  #")[0].strip() for g in _GUARD.findall(said)]
-    return next((g for g in guards if _SIZED.search(g)), guards[0] if guards else None)
+    return next((g for g in guards if not _ARITY.match(g)), guards[0] if guards else None)
 
 
 @dataclass(frozen=True)

@@ -98,8 +98,8 @@ class _Reader:
             return eval(source, {"__builtins__": {}}, {"L": self.f_locals, "G": self.f_globals})
         except Exception as exc:  # noqa: BLE001
             raise Untranslatable(
-                f"its source {source} is not found in the frame's locals (L) and globals (G): "
-                f"{type(exc).__name__}"
+                f"{source} could not be evaluated over the frame's locals (L) and globals (G): "
+                f"{type(exc).__name__}: {exc}"
             ) from exc
 
     def size(self, source: str, dim: int) -> Any:

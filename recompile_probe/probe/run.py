@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -234,8 +235,51 @@ def covered(
             runtime_asserts=None if collector is None else collector.runtime_asserts,
             recompile_limit={**scenario.compile, **strategy.compile}.get("recompile_limit"),
             notes=_widened(scenario, ranges),
+            varying=None if factory is None else _varying(factory, scenario, points, ranges),
         )
     )
+
+
+#: the largest end of a range whose inputs are built to compare the factory's other arguments
+_BUILT_UP_TO = 4096
+
+
+def _varying(
+    factory: Callable[[Point], tuple[tuple, dict]],
+    scenario: Scenario,
+    points: tuple[Point, ...],
+    ranges: dict[str, tuple[int, int]],
+) -> str | None:
+    """Which non-tensor argument the factory makes differently at other sizes (an int derived
+    from B), said as "argument 1: 3 at B = 8, 1 at B = 0"; None where none does. The guards are
+    asked with the last call's values of those, so they are not the same at every size."""
+    last = points[-1].to_dict()
+    asked = [p.to_dict() for p in points]
+    for end in (0, 1):
+        if all(r[end] <= _BUILT_UP_TO for r in ranges.values()):
+            asked.append({**last, **{s: r[end] for s, r in ranges.items()}})
+    seen: dict[str, tuple[object, dict[str, int]]] = {}
+    for sizes in asked:
+        try:
+            with warnings.catch_warnings():  # the run has said what its inputs warn of
+                warnings.simplefilter("ignore")
+                args, kwargs = factory(Point.of(sizes, scenario.symbols))
+        except Exception:  # noqa: BLE001 - a size the factory cannot make says nothing here
+            continue
+        values = {f"argument {i}": v for i, v in enumerate(args)} | {
+            f"{k}=": v for k, v in kwargs.items()
+        }
+        for name, value in values.items():
+            if not isinstance(value, (bool, int, float, str)):
+                continue
+            first = seen.setdefault(name, (value, sizes))
+            if first[0] != value:
+                return f"{name}: {first[0]!r} at {_at(first[1])}, {value!r} at {_at(sizes)}"
+    return None
+
+
+def _at(sizes: dict[str, int]) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in sizes.items())
 
 
 def _widened(scenario: Scenario, ranges: dict[str, tuple[int, int]]) -> tuple[str, ...]:

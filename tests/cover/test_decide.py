@@ -55,6 +55,8 @@ KINDS = {
     "matched": ("matched", "two_same", {0: [0], 1: [0]}),
     "block": ("block", "hidden", {0: [0]}),
 }
+#: a factory that derives an int argument from B (1 + B // 4), which guards then check
+STEPS = ("steps", "with_steps", {0: [0]})
 
 
 def _scenario(target, factory, dims, strategies, *, sequence=SEQUENCE, extra="", hi=4096):
@@ -212,6 +214,45 @@ def test_a_graph_break_is_sampled_by_real_calls_and_never_called_a_proof():
         by_stance = [u for u in coverage.unserved if u.decided_by == "stance"]
         assert by_stance, name
         assert _held_to_real_calls(coverage, Plain(target, factory, dims, name)) == []
+
+
+def test_a_size_the_stance_refuses_names_the_guard_dynamo_names_when_it_recompiles():
+    """After a graph break, B = 12 changes the int the loop runs over (1 + B // 4): the stance
+    refuses it, and the guard named is the one Dynamo's own compile record gives as the
+    recompile's reason, not the size guard of the static entry listed after it."""
+    from torch._dynamo.utils import clear_compilation_metrics, get_compilation_metrics
+
+    target, factory, dims = STEPS
+    report = run_scenario(_scenario(*STEPS, ["default"], sequence=[8, 9], hi=16))
+    runs = {run.strategy: run for run in report.runs}
+    (miss,) = [
+        u for u in runs["default"].coverage.unserved if u.sizes["B"][0] <= 12 <= u.sizes["B"][1]
+    ]
+    assert miss.decided_by == "stance"
+    plain = Plain(target, factory, dims, "default", sequence=[8, 9])
+    plain._replay()
+    clear_compilation_metrics()
+    assert plain.at(12)[1] == 1  # it recompiles there
+    (record,) = [m for m in get_compilation_metrics() if m.co_name == "steps"]
+    first = record.recompile_reason.splitlines()[0].split("  #")[0].split(": ", 1)[1].strip()
+    assert miss.guard == first == "n_steps == 3"
+    assert miss.reason_kind == "python_scalar_change"
+
+
+def test_a_factorys_int_that_follows_the_size_makes_no_answer_a_proof():
+    """The guards are asked with the last call's n_steps (3 at B = 8); at B = 4 the program
+    passes 2, which an entry of the sequence serves. The answer there cannot be trusted, and
+    the record says so rather than calling it proved."""
+    (run,) = run_scenario(_scenario(*STEPS, ["static"], hi=16)).runs
+    coverage = run.coverage
+    assert not coverage.proved
+    (note,) = [n for n in coverage.notes if "non-tensor argument" in n]
+    assert "argument 1: 2 at B = 4, 3 at B = 8" in note and "not a proof" in note
+    plain = Plain(*STEPS, "static")
+    assert plain.at(4)[:2] == (0, 0)  # served, with the 2 the factory makes there
+    # a factory whose other arguments are all tensors leaves no such note
+    (plain_run,) = run_scenario(_scenario(*KINDS["reshape"], ["static"], hi=16)).runs
+    assert not any("non-tensor argument" in n for n in plain_run.coverage.notes)
 
 
 def test_a_budget_that_holds_on_samples_only_says_so_in_every_check_format():

@@ -47,12 +47,24 @@ def square(x):
     return x @ x
 
 
+def steps(x, n_steps):
+    y = x * 2
+    for i in range(n_steps):
+        y = y + i
+    torch._dynamo.graph_break()
+    return y.softmax(-1)
+
+
 def two_inputs(B):
     return torch.randn(B, 64), torch.randn(B)
 
 
 def one_input(B):
     return (torch.randn(B, 8),)
+
+
+def with_steps(B):
+    return torch.randn(B, 8), 1 + B // 4
 
 
 def two_same(B):
