@@ -88,8 +88,8 @@ class Request:
     #: what the caller knows of the range itself (how it was chosen), kept first in the notes
     notes: Sequence[str] = ()
     #: a non-tensor argument the inputs' factory makes differently at other sizes, e.g.
-    #: "argument 1: 3 at B = 8, 1 at B = 0": guards on it are asked at the last call's value,
-    #: so no answer is a proof
+    #: "argument 1: 3 at B = 8, 1 at B = 0": guards would be asked at the last call's value, so
+    #: real calls decide (with ``call`` and ``real_inputs``), and no answer is a proof
     varying: str | None = None
 
 
@@ -135,18 +135,34 @@ def decide(request: Request) -> Coverage:
                 evaluator.checked,
             )
     notes: list[str] = list(request.notes)
-    if request.varying:
-        notes.append(
-            f"the inputs' factory makes a non-tensor argument differently at other sizes "
-            f"({request.varying}); guards were asked with the last call's value, so a size "
-            f"where it differs may be answered wrongly: not a proof"
-        )
     decision, method = _decide_by_guards(evaluator, ranges, request, notes)
     others = _other_frames(code, request.own_frames_only)
     scope = Scope.EVERY_FRAME
     sampler: StanceSampler | None = None
-    if others:
-        if request.call is not None and request.real_inputs is not None:
+    real_calls = request.call is not None and request.real_inputs is not None
+    if request.varying:
+        # guards asked with the last call's value of that argument answer for no other size;
+        # real calls with the factory's own inputs do, at the sizes they are made at
+        said = (
+            "the inputs' factory makes a non-tensor argument differently at other sizes "
+            f"({request.varying})"
+        )
+        if real_calls:
+            decision = Decision([], [], None, complete=False)
+            sampler = _sample_stance(request, ranges, decision, every=True)
+            method = Method.SAMPLED
+            notes.append(
+                f"{said}: guards read with the last call's value would answer for no other "
+                f"size, so {sampler.calls} real call(s) under the fail-on-recompile stance, "
+                "with the factory's inputs, sampled every frame"
+            )
+        else:
+            notes.append(
+                f"{said}; guards were asked with the last call's value, so a size where it "
+                "differs may be answered wrongly: not a proof"
+            )
+    if others and sampler is None:
+        if real_calls:
             sampler = _sample_stance(request, ranges, decision)
             method = Method.SAMPLED
             notes.append(
@@ -314,14 +330,15 @@ def _resumes(resume: Any, target: Any) -> bool:
 
 
 def _sample_stance(
-    request: Request, ranges: dict[str, tuple[int, int]], decision: Decision
+    request: Request, ranges: dict[str, tuple[int, int]], decision: Decision, every: bool = False
 ) -> StanceSampler:
+    """Real calls at the sample points the guards found served (``every``: at all of them)."""
     assert request.call is not None and request.real_inputs is not None
     names = list(ranges)
     base = dict(request.base)
     make = request.real_inputs
     sampler = StanceSampler(request.call, lambda sizes: make({**base, **sizes}))
-    picks = [p for p in _sample_points(ranges, request.seen) if _in(decision, p)]
+    picks = [p for p in _sample_points(ranges, request.seen) if every or _in(decision, p)]
     if len(picks) > STANCE_LIMIT:
         step = len(picks) / STANCE_LIMIT
         picks = sorted({picks[int(i * step)] for i in range(STANCE_LIMIT)} | {picks[-1]})

@@ -239,17 +239,19 @@ def test_a_size_the_stance_refuses_names_the_guard_dynamo_names_when_it_recompil
     assert miss.reason_kind == "python_scalar_change"
 
 
-def test_a_factorys_int_that_follows_the_size_makes_no_answer_a_proof():
-    """The guards are asked with the last call's n_steps (3 at B = 8); at B = 4 the program
-    passes 2, which an entry of the sequence serves. The answer there cannot be trusted, and
-    the record says so rather than calling it proved."""
+def test_a_factorys_int_that_follows_the_size_is_decided_by_real_calls():
+    """Guards asked with the last call's n_steps (3 at B = 8) would call B = 4 unserved; the
+    program passes 2 there, which an entry of the sequence serves. Real calls with the
+    factory's inputs decide instead, every answer as the plain program does, never a proof."""
     (run,) = run_scenario(_scenario(*STEPS, ["static"], hi=16)).runs
     coverage = run.coverage
-    assert not coverage.proved
+    assert coverage.method == "sampled" and not coverage.proved
     (note,) = [n for n in coverage.notes if "non-tensor argument" in n]
-    assert "argument 1: 2 at B = 4, 3 at B = 8" in note and "not a proof" in note
+    assert "argument 1: 2 at B = 4, 3 at B = 8" in note and "real call(s)" in note
+    assert {"B": (4, 4)} in coverage.served and {"B": (8, 8)} in coverage.served
     plain = Plain(*STEPS, "static")
     assert plain.at(4)[:2] == (0, 0)  # served, with the 2 the factory makes there
+    assert _held_to_real_calls(coverage, plain, sizes=range(0, 17)) == []
     # a factory whose other arguments are all tensors leaves no such note
     (plain_run,) = run_scenario(_scenario(*KINDS["reshape"], ["static"], hi=16)).runs
     assert not any("non-tensor argument" in n for n in plain_run.coverage.notes)
