@@ -212,6 +212,11 @@ VERBOSE_OPTION = typer.Option(
     "each recompile's causes and counts the rest). JSON is the same either way.",
 )
 DEBUG_OPTION = typer.Option(False, "--debug", help="Show tracebacks.")
+SCENARIO_ARGUMENT = typer.Argument(
+    None, help="Scenario YAML (default: the built-in configs/logprobs.yaml).", show_default=False
+)
+BACKEND_OPTION = typer.Option(None, "--backend", "-b", help="eager | aot_eager | inductor")
+OUTPUT_OPTION = typer.Option(None, "--output", "-o", help="Write to FILE.")
 CLEAN_ENV_OPTION = typer.Option(
     False,
     "--clean-env",

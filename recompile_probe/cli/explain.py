@@ -10,10 +10,13 @@ from rich.markup import escape
 
 from ..errors import ExitCode, UsageError
 from .common import (
+    BACKEND_OPTION,
     COVER_OPTION,
     DEBUG_OPTION,
+    OUTPUT_OPTION,
     QUIET_OPTION,
     RUN_TIMEOUT_OPTION,
+    SCENARIO_ARGUMENT,
     VERBOSE_OPTION,
     Document,
     app,
@@ -35,11 +38,7 @@ from .registry import summary
 
 @app.command(help=summary("explain"))
 def explain(
-    scenario: Optional[Path] = typer.Argument(
-        None,
-        help="Scenario YAML (default: the built-in configs/logprobs.yaml).",
-        show_default=False,
-    ),
+    scenario: Optional[Path] = SCENARIO_ARGUMENT,
     strategy: Optional[List[str]] = typer.Option(
         None,
         "--strategy",
@@ -65,12 +64,10 @@ def explain(
     sequence: Optional[str] = typer.Option(
         None, "--sequence", help="Only this sequence (by name)."
     ),
-    backend: Optional[str] = typer.Option(
-        None, "--backend", "-b", help="eager | aot_eager | inductor"
-    ),
+    backend: Optional[str] = BACKEND_OPTION,
     cover: Optional[str] = COVER_OPTION,
     fmt: str = format_option(Document.EXPLAIN),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
+    output: Optional[Path] = OUTPUT_OPTION,
     trace_dir: Optional[Path] = typer.Option(None, "--trace-dir", help="As for `run`."),
     jobs: str = typer.Option(
         "1", "--jobs", "-j", help="As for `run`: worker processes (a number or auto)."

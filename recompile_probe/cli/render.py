@@ -9,6 +9,7 @@ import typer
 
 from .common import (
     DEBUG_OPTION,
+    OUTPUT_OPTION,
     VERBOSE_OPTION,
     Document,
     app,
@@ -37,7 +38,7 @@ def render(
         help=f"{formats.help_text(Document.REPORTS)} (a `watch` / `summarize` report: "
         f"{formats.help_text(Document.FUNCTIONS)})",
     ),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
+    output: Optional[Path] = OUTPUT_OPTION,
     verbose: bool = VERBOSE_OPTION,
     debug: bool = DEBUG_OPTION,
 ) -> None:

@@ -9,11 +9,13 @@ import typer
 
 from ..errors import ExitCode, UsageError
 from .common import (
+    BACKEND_OPTION,
     CLEAN_ENV_OPTION,
     COUNTS_HELP,
     COVER_OPTION,
     DEBUG_OPTION,
     QUIET_OPTION,
+    SCENARIO_ARGUMENT,
     VERBOSE_OPTION,
     Document,
     app,
@@ -35,11 +37,7 @@ from .registry import summary
 
 @app.command(help=summary("run", COUNTS_HELP))
 def run(
-    scenario: Optional[Path] = typer.Argument(
-        None,
-        help="Scenario YAML (default: the built-in configs/logprobs.yaml).",
-        show_default=False,
-    ),
+    scenario: Optional[Path] = SCENARIO_ARGUMENT,
     strategies: Optional[List[str]] = typer.Option(
         None,
         "--strategies",
@@ -53,9 +51,7 @@ def run(
         help="Ad-hoc sequence replacing the scenario's: batch sizes, e.g. "
         '1,2,8, or points, e.g. "B=1,S=7; B=2,S=33".',
     ),
-    backend: Optional[str] = typer.Option(
-        None, "--backend", "-b", help="eager | aot_eager | inductor"
-    ),
+    backend: Optional[str] = BACKEND_OPTION,
     cover: Optional[str] = COVER_OPTION,
     fmt: str = format_option(Document.REPORTS),
     output: Optional[Path] = typer.Option(

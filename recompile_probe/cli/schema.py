@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .common import DEBUG_OPTION, app, err, errors_to_exit, write_atomic
+from .common import DEBUG_OPTION, OUTPUT_OPTION, app, err, errors_to_exit, write_atomic
 from .registry import summary
 
 
@@ -20,7 +20,7 @@ def schema(
         "watch (watch, summarize) | explain | suggest",
         show_default=False,
     ),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
+    output: Optional[Path] = OUTPUT_OPTION,
     path: bool = typer.Option(
         False,
         "--path",

@@ -14,8 +14,11 @@ from rich.markup import escape
 from ..artefacts import Artefacts, append_step_summary
 from ..errors import UsageError
 from .common import (
+    BACKEND_OPTION,
     DEBUG_OPTION,
+    OUTPUT_OPTION,
     QUIET_OPTION,
+    SCENARIO_ARGUMENT,
     Document,
     also_write,
     app,
@@ -42,11 +45,7 @@ TIME_LIMIT = 600.0
     )
 )
 def suggest(
-    scenario: Optional[Path] = typer.Argument(
-        None,
-        help="Scenario YAML (default: the built-in configs/logprobs.yaml).",
-        show_default=False,
-    ),
+    scenario: Optional[Path] = SCENARIO_ARGUMENT,
     sequence: Optional[str] = typer.Option(
         None, "--sequence", help="Only this sequence (by name); default: every sequence."
     ),
@@ -65,11 +64,9 @@ def suggest(
         "candidates; the first always runs) and answer with the best so far, saying what was "
         "not measured. 0: no limit.",
     ),
-    backend: Optional[str] = typer.Option(
-        None, "--backend", "-b", help="eager | aot_eager | inductor"
-    ),
+    backend: Optional[str] = BACKEND_OPTION,
     fmt: str = format_option(Document.SUGGEST),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE."),
+    output: Optional[Path] = OUTPUT_OPTION,
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the JSON here."),
     markdown: Optional[Path] = typer.Option(
         None, "--markdown", help="Also write Markdown here (and append it to $GITHUB_STEP_SUMMARY)."
