@@ -484,7 +484,20 @@ def test_boxes_past_the_lists_end_are_counted_and_no_budget_passes_on_the_partia
     assert decide_budget(raised, {"B": (7, 7)})[0] == "served but raises"
 
     missed = runs["default"].coverage
-    assert len(missed.unserved) == 4096 and missed.boxes_left_out > 0 and not missed.complete
+    assert len(missed.unserved) == 4096 and not missed.complete
+    # every size asked of the plain program's own cache entries, with torch's guard check:
+    # the parts are the runs of sizes with one answer, and what the lists leave out is the rest
+    torch._dynamo.reset()
+    compiled = torch.compile(cases.reshape, backend="eager")
+    for b in SEQUENCE:
+        compiled(torch.randn(b, 8))
+    entries = torch._dynamo.eval_frame._debug_get_cache_entry_list(cases.reshape.__code__)
+    answers = [
+        any(e.guard_manager.check({"x": torch.empty(b, 8)}) for e in entries) for b in range(hi + 1)
+    ]
+    parts = 1 + sum(a != b for a, b in zip(answers, answers[1:]))
+    listed = len(missed.unserved) + len(missed.served)
+    assert missed.boxes_left_out == parts - listed > 0
     assert any("boxes_left_out" in n for n in missed.notes)
     # the size past the list's end is unserved: the plain program compiles there
     plain = Plain("reshape", "one_input", {0: [0]}, "default")
