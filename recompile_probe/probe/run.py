@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -266,16 +266,26 @@ def _varying(
                 args, kwargs = factory(Point.of(sizes, scenario.symbols))
         except Exception:  # noqa: BLE001 - a size the factory cannot make says nothing here
             continue
-        values = {f"argument {i}": v for i, v in enumerate(args)} | {
-            f"{k}=": v for k, v in kwargs.items()
-        }
-        for name, value in values.items():
-            if not isinstance(value, (bool, int, float, str)):
-                continue
+        values = [(f"argument {i}", v) for i, v in enumerate(args)]
+        values += [(f"{k}=", v) for k, v in kwargs.items()]
+        for name, value in _scalars(values):
             first = seen.setdefault(name, (value, sizes))
             if first[0] != value:
                 return f"{name}: {first[0]!r} at {_at(first[1])}, {value!r} at {_at(sizes)}"
     return None
+
+
+def _scalars(values: list[tuple[str, object]], depth: int = 4) -> Iterator[tuple[str, object]]:
+    """The ints, floats, bools and strings among ``values``, in lists, tuples and dicts too
+    (``argument 1[0]``, ``config=['steps']``), a few levels and items deep."""
+    for name, value in values:
+        if isinstance(value, (bool, int, float, str)):
+            yield name, value
+        elif depth and isinstance(value, (list, tuple)):
+            yield from _scalars([(f"{name}[{i}]", v) for i, v in enumerate(value[:64])], depth - 1)
+        elif depth and isinstance(value, dict):
+            items = list(value.items())[:64]
+            yield from _scalars([(f"{name}[{k!r}]", v) for k, v in items], depth - 1)
 
 
 def _at(sizes: dict[str, int]) -> str:

@@ -57,6 +57,8 @@ KINDS = {
 }
 #: a factory that derives an int argument from B (1 + B // 4), which guards then check
 STEPS = ("steps", "with_steps", {0: [0]})
+#: the same int inside a dict argument
+STEPS_IN_DICT = ("steps_in_dict", "with_steps_in_dict", {0: [0]})
 
 
 def _scenario(target, factory, dims, strategies, *, sequence=SEQUENCE, extra="", hi=4096):
@@ -239,17 +241,20 @@ def test_a_size_the_stance_refuses_names_the_guard_dynamo_names_when_it_recompil
     assert miss.reason_kind == "python_scalar_change"
 
 
-def test_a_factorys_int_that_follows_the_size_is_decided_by_real_calls():
+@pytest.mark.parametrize(
+    "case, named", [(STEPS, "argument 1"), (STEPS_IN_DICT, "argument 1['n_steps']")]
+)
+def test_a_factorys_int_that_follows_the_size_is_decided_by_real_calls(case, named):
     """Guards asked with the last call's n_steps (3 at B = 8) would call B = 4 unserved; the
     program passes 2 there, which an entry of the sequence serves. Real calls with the
     factory's inputs decide instead, every answer as the plain program does, never a proof."""
-    (run,) = run_scenario(_scenario(*STEPS, ["static"], hi=16)).runs
+    (run,) = run_scenario(_scenario(*case, ["static"], hi=16)).runs
     coverage = run.coverage
     assert coverage.method == "sampled" and not coverage.proved
     (note,) = [n for n in coverage.notes if "non-tensor argument" in n]
-    assert "argument 1: 2 at B = 4, 3 at B = 8" in note and "real call(s)" in note
+    assert f"{named}: 2 at B = 4, 3 at B = 8" in note and "real call(s)" in note
     assert {"B": (4, 4)} in coverage.served and {"B": (8, 8)} in coverage.served
-    plain = Plain(*STEPS, "static")
+    plain = Plain(*case, "static")
     assert plain.at(4)[:2] == (0, 0)  # served, with the 2 the factory makes there
     assert _held_to_real_calls(coverage, plain, sizes=range(0, 17)) == []
     # a factory whose other arguments are all tensors leaves no such note

@@ -67,6 +67,14 @@ def with_steps(B):
     return torch.randn(B, 8), 1 + B // 4
 
 
+def steps_in_dict(x, config):
+    return steps(x, config["n_steps"])
+
+
+def with_steps_in_dict(B):
+    return torch.randn(B, 8), {"n_steps": 1 + B // 4}
+
+
 def two_same(B):
     return torch.randn(B, 8), torch.randn(B, 8)
 
