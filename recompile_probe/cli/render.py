@@ -58,6 +58,8 @@ def _definitions(saved: object) -> dict[ScenarioRef, Definitions]:
 
     found = {}
     for report in saved if isinstance(saved, list) else ():
+        if report.scenario in found:  # a bundle's reports of one file: loaded once
+            continue
         known = definitions_at(report.scenario.path, report.scenario.sha256)
         if known is not None:
             found[report.scenario] = known

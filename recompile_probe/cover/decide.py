@@ -135,22 +135,24 @@ def decide(request: Request) -> Coverage:
                 evaluator.checked,
             )
     notes: list[str] = list(request.notes)
-    decision, method = _decide_by_guards(evaluator, ranges, request, notes)
     others = _other_frames(code, request.own_frames_only)
     scope = Scope.EVERY_FRAME
     sampler: StanceSampler | None = None
     real_calls = request.call is not None and request.real_inputs is not None
+    # guards asked with the last call's value of a varying argument answer for no other size;
+    # real calls with the factory's own inputs do, at the sizes they are made at
+    by_calls = bool(request.varying) and real_calls
+    if by_calls:
+        decision, method = Decision([], [], None, complete=False), Method.SAMPLED
+    else:
+        decision, method = _decide_by_guards(evaluator, ranges, request, notes)
     if request.varying:
-        # guards asked with the last call's value of that argument answer for no other size;
-        # real calls with the factory's own inputs do, at the sizes they are made at
         said = (
             "the inputs' factory makes a non-tensor argument differently at other sizes "
             f"({request.varying})"
         )
-        if real_calls:
-            decision = Decision([], [], None, complete=False)
+        if by_calls:
             sampler = _sample_stance(request, ranges, decision, every=True)
-            method = Method.SAMPLED
             notes.append(
                 f"{said}: guards read with the last call's value would answer for no other "
                 f"size, so {sampler.calls} real call(s) under the fail-on-recompile stance, "

@@ -255,9 +255,14 @@ def _varying(
     asked with the last call's values of those, so they are not the same at every size."""
     last = points[-1].to_dict()
     asked = [p.to_dict() for p in points]
-    for end in (0, 1):
-        if all(r[end] <= _BUILT_UP_TO for r in ranges.values()):
-            asked.append({**last, **{s: r[end] for s, r in ranges.items()}})
+    # one symbol at a time at its range's ends, the others as the last call had them: inputs
+    # grow along one dim only
+    asked += [
+        {**last, symbol: end}
+        for symbol, ends in ranges.items()
+        for end in ends
+        if end <= _BUILT_UP_TO
+    ]
     seen: dict[str, tuple[object, dict[str, int]]] = {}
     for sizes in asked:
         try:
